@@ -1,0 +1,21 @@
+# Compiler flags every keel target shares: warnings, -Werror in CI, sanitizers.
+add_library(keel_build_flags INTERFACE)
+target_compile_options(keel_build_flags INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Woverloaded-virtual -Wimplicit-fallthrough -Wformat=2)
+if(KEEL_WERROR)
+  target_compile_options(keel_build_flags INTERFACE -Werror)
+endif()
+if(KEEL_FAILPOINTS)
+  target_compile_definitions(keel_build_flags INTERFACE KEEL_FAILPOINTS_ENABLED=1)
+endif()
+
+if(KEEL_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(KEEL_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT KEEL_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "KEEL_SANITIZE must be '', 'address' or 'thread', not '${KEEL_SANITIZE}'")
+endif()

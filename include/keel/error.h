@@ -1,0 +1,70 @@
+// keel/error.h — the one error type of keel, and Result<T>.
+//
+// Expected failures (bad input, policy refusals, conflicts, store and provider failures) are values:
+// functions return Result<T> = std::expected<T, Error>. Exceptions are reserved for bugs and for
+// library boundaries that throw (those are caught at the boundary and turned into an Error).
+//
+// An Error carries:
+//   - code: a stable, dotted, lower-case identifier ("store.busy", "command.submission_conflict").
+//     Codes are part of keel's public contract: clients and tests match on them, never on messages.
+//     Every code keel emits is listed in keel/error_codes.h.
+//   - message: for people; may change between versions.
+//   - retryable: whether repeating the same call later can succeed (Abseil's kUnavailable vs
+//     kFailedPrecondition). A rejected command is not retryable; a busy database is.
+#pragma once
+
+#include <expected>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace keel {
+
+class Error {
+ public:
+  Error(std::string code, std::string message, bool retryable = false)
+      : code_(std::move(code)), message_(std::move(message)), retryable_(retryable) {}
+
+  const std::string& code() const { return code_; }
+  const std::string& message() const { return message_; }
+  bool retryable() const { return retryable_; }
+
+  // "code: message", for logs and terminal output.
+  std::string to_string() const { return code_ + ": " + message_; }
+
+  // Returns a copy whose message is prefixed with `context` ("opening /x.db: ...").
+  Error with_context(std::string_view context) const {
+    return Error(code_, std::string(context) + ": " + message_, retryable_);
+  }
+
+  friend bool operator==(const Error& a, const Error& b) = default;
+
+ private:
+  std::string code_;
+  std::string message_;
+  bool retryable_;
+};
+
+template <typename T>
+using Result = std::expected<T, Error>;
+
+// Shorthand for returning an error: `return fail(codes::kStoreBusy, "...")`.
+inline std::unexpected<Error> fail(std::string code, std::string message, bool retryable = false) {
+  return std::unexpected<Error>(Error(std::move(code), std::move(message), retryable));
+}
+inline std::unexpected<Error> fail(Error error) { return std::unexpected<Error>(std::move(error)); }
+
+}  // namespace keel
+
+// Propagates an error from an expression returning Result<T>; yields the value otherwise.
+// Usage: auto v = KEEL_TRY(compute());   KEEL_TRY(void_result());   (nesting is fine)
+// (A GNU statement expression: g++ is keel's compiler. __COUNTER__ keeps nested uses from shadowing.)
+#define KEEL_TRY(expr) KEEL_TRY_IMPL_(expr, KEEL_TRY_CONCAT_(keel_try_result_, __COUNTER__))
+#define KEEL_TRY_CONCAT_(a, b) KEEL_TRY_CONCAT2_(a, b)
+#define KEEL_TRY_CONCAT2_(a, b) a##b
+#define KEEL_TRY_IMPL_(expr, var)                                          \
+  __extension__({                                                          \
+    auto var = (expr);                                                     \
+    if (!var) return ::std::unexpected(std::move(var).error());            \
+    std::move(var).value();                                                \
+  })

@@ -1,0 +1,67 @@
+// keel/error_codes.h — every stable error code keel emits, in one place.
+//
+// Codes are part of the public contract (clients match on them). Never rename or reuse one; add new
+// ones. The naming scheme is "<area>.<condition>".
+#pragma once
+
+namespace keel::codes {
+
+// Generic
+inline constexpr char kInvalidArgument[] = "invalid_argument";
+inline constexpr char kInternal[] = "internal";
+inline constexpr char kCancelled[] = "cancelled";
+
+// util/json
+inline constexpr char kJsonParse[] = "json.parse";
+inline constexpr char kJsonInvalidUtf8[] = "json.invalid_utf8";
+inline constexpr char kJsonNonFinite[] = "json.non_finite_number";
+inline constexpr char kJsonTooDeep[] = "json.too_deep";
+
+// store
+inline constexpr char kStoreOpen[] = "store.open_failed";
+inline constexpr char kStoreCorrupt[] = "store.corrupt";
+inline constexpr char kStoreForeign[] = "store.foreign_database";
+inline constexpr char kStoreSchemaTooNew[] = "store.schema_too_new";
+inline constexpr char kStoreMigration[] = "store.migration_failed";
+inline constexpr char kStoreBusy[] = "store.busy";
+inline constexpr char kStoreFull[] = "store.disk_full";
+inline constexpr char kStoreIo[] = "store.io_error";
+inline constexpr char kStoreReadOnly[] = "store.read_only";
+inline constexpr char kStoreConstraint[] = "store.constraint";
+inline constexpr char kStoreSql[] = "store.sql_error";
+inline constexpr char kStorePoisoned[] = "store.poisoned";
+inline constexpr char kStoreNestedTransaction[] = "store.nested_transaction";
+inline constexpr char kStoreTransactionClosed[] = "store.transaction_closed";
+inline constexpr char kStoreWriteInReadTransaction[] = "store.write_in_read_transaction";
+inline constexpr char kStorePayloadTooLarge[] = "store.payload_too_large";
+inline constexpr char kStoreDecode[] = "store.decode_failed";
+inline constexpr char kFailPoint[] = "failpoint.triggered";
+
+// domain records
+inline constexpr char kThreadNotFound[] = "thread.not_found";
+inline constexpr char kThreadDeleted[] = "thread.deleted";
+inline constexpr char kNodeNotFound[] = "node.not_found";
+inline constexpr char kNodeNotInThread[] = "node.not_in_thread";
+inline constexpr char kNodeNotLeaf[] = "node.not_a_leaf";
+inline constexpr char kRevisionConflict[] = "revision.conflict";
+inline constexpr char kRunNotFound[] = "run.not_found";
+inline constexpr char kQueueFull[] = "queue.full";
+inline constexpr char kQueueItemNotFound[] = "queue.item_not_found";
+inline constexpr char kSteerNotFound[] = "steer.not_found";
+inline constexpr char kApprovalNotFound[] = "approval.not_found";
+inline constexpr char kInteractionNotFound[] = "interaction.not_found";
+inline constexpr char kSnapshotNotFound[] = "snapshot.not_found";
+inline constexpr char kRunInvalidTransition[] = "run.invalid_transition";
+inline constexpr char kRunNotSteerable[] = "run.not_steerable";
+inline constexpr char kSteerIdConflict[] = "steer.id_conflict";
+inline constexpr char kSteerAlreadyMaterialized[] = "steer.already_materialized";
+inline constexpr char kToolCallNotFound[] = "tool_call.not_found";
+inline constexpr char kToolCallInvalidTransition[] = "tool_call.invalid_transition";
+inline constexpr char kInteractionNotAnswered[] = "interaction.not_answered";
+inline constexpr char kInteractionAlreadyClaimed[] = "interaction.already_claimed";
+
+// command receipts (spec §5.1)
+inline constexpr char kSubmissionConflict[] = "command.submission_conflict";
+inline constexpr char kInvalidCommand[] = "invalid_command";
+
+}  // namespace keel::codes

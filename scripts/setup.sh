@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every system package keel needs on Debian 12 and configures + builds the project.
+# Idempotent and non-interactive. Usage: scripts/setup.sh [--no-build] [build-dir]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential g++ cmake ninja-build ccache pkg-config git
+  libboost1.81-dev
+  nlohmann-json3-dev libvalijson-dev
+  libsqlite3-dev sqlite3 libpq-dev
+  libssl-dev libsodium-dev libcurl4-openssl-dev
+  libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  clang-format clang-tidy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+if [ "${1:-}" = "--no-build" ]; then exit 0; fi
+BUILD_DIR="${1:-build}"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON
+cmake --build "$BUILD_DIR"
