@@ -1,0 +1,56 @@
+// store/commands.h — the command units of spec §5.1 that live at the store layer.
+//
+// Each command is one run_command() unit (store/receipts.h): its domain records, the thread's revision
+// and the receipt commit in one transaction, and a duplicate submission replays the first outcome.
+// Commands and their payloads (protocol names; the transport strips clientId/submissionId):
+//   thread.create        {title?}                               -> {threadId, revision}
+//   thread.delete        {threadId}                             -> {threadId, revision}
+//   thread.fork          {threadId, atNodeId?, title?}          -> {threadId, parentThreadId, forkNodeId, revision}
+//   thread.selectBranch  {threadId, leafNodeId, expectedRevision?} -> {threadId, leafNodeId, revision}
+//   turn.enqueue         {threadId, input}                      -> {threadId, itemId, position, queueLength, revision}
+//   queue.update         {threadId, itemId, input, expectedRevision?} -> {threadId, itemId, itemRevision, revision}
+//                        (expectedRevision is the item's revision)
+//   queue.remove         {threadId, itemId}                     -> {threadId, itemId, queueLength, revision}
+// A malformed payload is rejected with invalid_argument (and, being deterministic, recorded).
+// Thread-safe as far as the Store is: each call runs its own transaction.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "keel/clock.h"
+#include "keel/error.h"
+#include "keel/ids.h"
+#include "keel/store.h"
+#include "store/receipts.h"
+
+namespace keel {
+
+struct CommandRequest {
+  std::string client_id;
+  std::string submission_id;
+  std::string type;
+  nlohmann::json payload = nlohmann::json::object();
+};
+
+class StoreCommands {
+ public:
+  // All three must outlive this object.
+  StoreCommands(Store& store, const Clock& clock, IdSource& ids) : store_(store), clock_(clock), ids_(ids) {}
+
+  // True when `type` is one of the commands above.
+  static bool handles(std::string_view type);
+
+  // Runs the command. Returns its (possibly replayed) outcome; fails only with
+  // command.submission_conflict, invalid_argument for a bad client/submission id or an unknown type, and
+  // transient store errors (nothing recorded; the same submission may be retried).
+  Result<CommandResult> execute(const CommandRequest& request);
+
+ private:
+  Result<nlohmann::json> apply(Transaction& tx, const CommandRequest& request);
+  Store& store_;
+  const Clock& clock_;
+  IdSource& ids_;
+};
+
+}  // namespace keel

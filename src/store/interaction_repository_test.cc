@@ -1,0 +1,350 @@
+#include "store/interaction_repository.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "keel/error_codes.h"
+#include "keel/store.h"
+#include "store/run_repository.h"
+#include "store/thread_repository.h"
+#include "testing/manual_clock.h"
+#include "testing/temp_dir.h"
+
+namespace keel {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+template <typename T>
+T must(Result<T> result) {
+  if (!result) throw std::runtime_error(result.error().to_string());
+  return std::move(result).value();
+}
+void must(Result<void> result) {
+  if (!result) throw std::runtime_error(result.error().to_string());
+}
+template <typename T>
+std::string code_of(const Result<T>& result) {
+  return result ? "ok" : result.error().code();
+}
+
+class InteractionRepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reopen();
+    auto tx = begin();
+    must(threads_.create(*tx, "t1", "first"));
+    for (const char* id : {"r1", "r2"}) {
+      RunRecord run;
+      run.id = id;
+      run.thread_id = "t1";
+      run.turn_id = std::string("turn-") + id;
+      run.state = RunState::kWaitingApproval;
+      must(runs_.create(*tx, run));
+    }
+    must(tx->commit());
+  }
+
+  void reopen() {
+    store_.reset();
+    store_ = must(open_sqlite_store(options_));
+  }
+
+  std::unique_ptr<Transaction> begin(TxMode mode = TxMode::kWrite) { return must(store_->begin(mode)); }
+
+  static ApprovalRecord approval(std::string id, std::string run_id = "r1") {
+    ApprovalRecord a;
+    a.tool_call_id = "call-" + id;
+    a.id = std::move(id);
+    a.run_id = std::move(run_id);
+    a.request =
+        json{{"tool", "browser_click"}, {"params", {{"ref", "e1"}}}, {"origin", "https://example.com"}};
+    return a;
+  }
+
+  static InteractionRecord interaction(std::string id, std::string kind = "ask_user",
+                                       std::string run_id = "r1",
+                                       std::optional<int64_t> due_at = std::nullopt) {
+    InteractionRecord i;
+    i.id = std::move(id);
+    i.run_id = std::move(run_id);
+    i.kind = std::move(kind);
+    i.request = json{{"question", "which one?"}};
+    i.due_at = due_at;
+    return i;
+  }
+
+  static std::vector<std::string> ids(const std::vector<InteractionRecord>& records) {
+    std::vector<std::string> out;
+    for (const InteractionRecord& r : records) out.push_back(r.id);
+    return out;
+  }
+
+  testing::TempDir dir_;
+  testing::ManualClock clock_;
+  SqliteStoreOptions options_{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff};
+  std::unique_ptr<Store> store_;
+  ThreadRepository threads_{clock_};
+  RunRepository runs_{clock_};
+  InteractionRepository repo_{clock_};
+};
+
+// ---- approvals ----
+
+TEST_F(InteractionRepositoryTest, ApprovalIsCreatedPendingWithItsFullRequest) {
+  {
+    auto tx = begin();
+    ApprovalRecord created = must(repo_.create_approval(*tx, approval("a1")));
+    EXPECT_EQ(created.state, "pending");
+    EXPECT_EQ(created.created_at, clock_.now_unix_ms());
+    clock_.advance(1ms);
+    must(repo_.create_approval(*tx, approval("a2")));
+    must(repo_.create_approval(*tx, approval("a3", "r2")));
+    must(tx->commit());
+  }
+  reopen();
+  auto tx = begin(TxMode::kRead);
+  ApprovalRecord got = must(repo_.get_approval(*tx, "a1"));
+  EXPECT_EQ(got.run_id, "r1");
+  EXPECT_EQ(got.tool_call_id, "call-a1");
+  EXPECT_EQ(got.request, approval("a1").request);
+  EXPECT_EQ(got.state, "pending");
+  EXPECT_FALSE(got.decision);
+  EXPECT_FALSE(got.decided_at);
+  std::vector<ApprovalRecord> pending = must(repo_.pending_approvals_for_run(*tx, "r1"));
+  ASSERT_EQ(pending.size(), 2u);
+  EXPECT_EQ(pending[0].id, "a1");
+  EXPECT_EQ(pending[1].id, "a2");
+  EXPECT_EQ(code_of(repo_.get_approval(*tx, "missing")), codes::kApprovalNotFound);
+}
+
+TEST_F(InteractionRepositoryTest, ApprovalCreationIsValidated) {
+  auto tx = begin();
+  ApprovalRecord decided = approval("a1");
+  decided.state = "decided";
+  EXPECT_EQ(code_of(repo_.create_approval(*tx, decided)), codes::kInvalidArgument);
+  ApprovalRecord with_decision = approval("a2");
+  with_decision.decision = json{{"allow", true}};
+  EXPECT_EQ(code_of(repo_.create_approval(*tx, with_decision)), codes::kInvalidArgument);
+  EXPECT_EQ(code_of(repo_.create_approval(*tx, approval("a3", "missing"))), codes::kRunNotFound);
+  EXPECT_EQ(code_of(repo_.create_approval(*tx, approval(""))), codes::kInvalidArgument);
+  must(repo_.create_approval(*tx, approval("a4")));
+  EXPECT_EQ(code_of(repo_.create_approval(*tx, approval("a4"))), codes::kStoreConstraint);
+}
+
+TEST_F(InteractionRepositoryTest, DecideOnlyFromPendingAndASecondDecideKeepsTheFirst) {
+  {
+    auto tx = begin();
+    must(repo_.create_approval(*tx, approval("a1")));
+    must(tx->commit());
+  }
+  clock_.advance(10ms);
+  const int64_t decided_at = clock_.now_unix_ms();
+  {
+    auto tx = begin();
+    ApprovalDecision first = must(repo_.decide(*tx, "a1", json{{"decision", "accept_for_site"}}));
+    EXPECT_FALSE(first.already_settled);
+    EXPECT_EQ(first.approval.state, "decided");
+    EXPECT_EQ(first.approval.decision, (json{{"decision", "accept_for_site"}}));
+    EXPECT_EQ(first.approval.decided_at, decided_at);
+    EXPECT_TRUE(must(repo_.pending_approvals_for_run(*tx, "r1")).empty());
+    must(tx->commit());
+  }
+  clock_.advance(10ms);
+  auto tx = begin();
+  ApprovalDecision second = must(repo_.decide(*tx, "a1", json{{"decision", "deny"}}));
+  EXPECT_TRUE(second.already_settled);
+  EXPECT_EQ(second.approval.decision, (json{{"decision", "accept_for_site"}})) << "the first decision stands";
+  EXPECT_EQ(second.approval.decided_at, decided_at);
+  ApprovalRecord stored = must(repo_.get_approval(*tx, "a1"));
+  EXPECT_EQ(stored.decision, (json{{"decision", "accept_for_site"}}));
+  EXPECT_EQ(stored.decided_at, decided_at);
+  EXPECT_EQ(code_of(repo_.decide(*tx, "missing", json{{"decision", "deny"}})), codes::kApprovalNotFound);
+}
+
+TEST_F(InteractionRepositoryTest, RolledBackDecisionLeavesTheApprovalPending) {
+  {
+    auto tx = begin();
+    must(repo_.create_approval(*tx, approval("a1")));
+    must(tx->commit());
+  }
+  {
+    auto tx = begin();
+    must(repo_.decide(*tx, "a1", json{{"decision", "accept"}}));
+    must(repo_.create_approval(*tx, approval("a2")));
+    tx->rollback();
+  }
+  auto tx = begin();
+  EXPECT_EQ(must(repo_.get_approval(*tx, "a1")).state, "pending");
+  EXPECT_EQ(code_of(repo_.get_approval(*tx, "a2")), codes::kApprovalNotFound);
+  EXPECT_FALSE(must(repo_.decide(*tx, "a1", json{{"decision", "deny"}})).already_settled);
+}
+
+TEST_F(InteractionRepositoryTest, DamagedApprovalRequestIsADecodeFailure) {
+  auto tx = begin();
+  must(repo_.create_approval(*tx, approval("a1")));
+  must(tx->execute("UPDATE approvals SET request = 'nope' WHERE id = 'a1'"));
+  EXPECT_EQ(code_of(repo_.get_approval(*tx, "a1")), codes::kStoreDecode);
+  EXPECT_EQ(code_of(repo_.pending_approvals_for_run(*tx, "r1")), codes::kStoreDecode);
+}
+
+// ---- interactions ----
+
+TEST_F(InteractionRepositoryTest, InteractionMovesWaitingAnsweredClaimed) {
+  {
+    auto tx = begin();
+    InteractionRecord created = must(repo_.create_interaction(*tx, interaction("i1")));
+    EXPECT_EQ(created.claim_state, "waiting");
+    EXPECT_EQ(created.created_at, clock_.now_unix_ms());
+    must(tx->commit());
+  }
+  clock_.advance(5ms);
+  {
+    auto tx = begin();
+    EXPECT_EQ(code_of(repo_.claim(*tx, "i1")), codes::kInteractionNotAnswered);
+    InteractionAnswer answered = must(repo_.answer(*tx, "i1", json{{"text", "the second"}}));
+    EXPECT_FALSE(answered.already_settled);
+    EXPECT_EQ(answered.interaction.claim_state, "answered");
+    EXPECT_EQ(answered.interaction.response, (json{{"text", "the second"}}));
+    EXPECT_EQ(answered.interaction.updated_at, clock_.now_unix_ms());
+    must(tx->commit());
+  }
+  reopen();
+  {
+    auto tx = begin();
+    InteractionRecord claimed = must(repo_.claim(*tx, "i1"));
+    EXPECT_EQ(claimed.claim_state, "claimed");
+    EXPECT_EQ(claimed.response, (json{{"text", "the second"}}));
+    must(tx->commit());
+  }
+  auto tx = begin();
+  EXPECT_EQ(code_of(repo_.claim(*tx, "i1")), codes::kInteractionAlreadyClaimed) << "claimed exactly once";
+  InteractionRecord stored = must(repo_.get_interaction(*tx, "i1"));
+  EXPECT_EQ(stored.claim_state, "claimed");
+  EXPECT_EQ(stored.kind, "ask_user");
+  EXPECT_EQ(stored.request, (json{{"question", "which one?"}}));
+  EXPECT_EQ(code_of(repo_.claim(*tx, "missing")), codes::kInteractionNotFound);
+  EXPECT_EQ(code_of(repo_.get_interaction(*tx, "missing")), codes::kInteractionNotFound);
+  EXPECT_EQ(code_of(repo_.answer(*tx, "missing", json{})), codes::kInteractionNotFound);
+}
+
+TEST_F(InteractionRepositoryTest, SecondClaimInTheSameTransactionIsRefused) {
+  auto tx = begin();
+  must(repo_.create_interaction(*tx, interaction("i1")));
+  must(repo_.answer(*tx, "i1", json{{"text", "yes"}}));
+  must(repo_.claim(*tx, "i1"));
+  EXPECT_EQ(code_of(repo_.claim(*tx, "i1")), codes::kInteractionAlreadyClaimed);
+}
+
+TEST_F(InteractionRepositoryTest, RolledBackClaimCanBeClaimedAgain) {
+  {
+    auto tx = begin();
+    must(repo_.create_interaction(*tx, interaction("i1")));
+    must(repo_.answer(*tx, "i1", json{{"text", "yes"}}));
+    must(tx->commit());
+  }
+  {
+    auto tx = begin();
+    must(repo_.claim(*tx, "i1"));
+    tx->rollback();
+  }
+  auto tx = begin();
+  EXPECT_EQ(must(repo_.get_interaction(*tx, "i1")).claim_state, "answered");
+  EXPECT_EQ(must(repo_.claim(*tx, "i1")).claim_state, "claimed");
+}
+
+TEST_F(InteractionRepositoryTest, SecondAnswerKeepsTheFirstResponse) {
+  auto tx = begin();
+  must(repo_.create_interaction(*tx, interaction("i1")));
+  must(repo_.answer(*tx, "i1", json{{"text", "first"}}));
+  InteractionAnswer again = must(repo_.answer(*tx, "i1", json{{"text", "second"}}));
+  EXPECT_TRUE(again.already_settled);
+  EXPECT_EQ(again.interaction.response, (json{{"text", "first"}}));
+  EXPECT_EQ(again.interaction.claim_state, "answered");
+  must(repo_.claim(*tx, "i1"));
+  InteractionAnswer after_claim = must(repo_.answer(*tx, "i1", json{{"text", "first"}}));
+  EXPECT_TRUE(after_claim.already_settled);
+  EXPECT_EQ(after_claim.interaction.claim_state, "claimed");
+  EXPECT_EQ(must(repo_.get_interaction(*tx, "i1")).response, (json{{"text", "first"}}));
+}
+
+TEST_F(InteractionRepositoryTest, WaitingAndAnsweredForRun) {
+  auto tx = begin();
+  must(repo_.create_interaction(*tx, interaction("i1")));
+  clock_.advance(1ms);
+  must(repo_.create_interaction(*tx, interaction("i2", "elicitation")));
+  clock_.advance(1ms);
+  must(repo_.create_interaction(*tx, interaction("i3")));
+  must(repo_.create_interaction(*tx, interaction("other", "ask_user", "r2")));
+  must(repo_.answer(*tx, "i2", json{{"action", "accept"}}));
+  EXPECT_EQ(ids(must(repo_.waiting_for_run(*tx, "r1"))), (std::vector<std::string>{"i1", "i3"}));
+  EXPECT_EQ(ids(must(repo_.answered_for_run(*tx, "r1"))), (std::vector<std::string>{"i2"}));
+  must(repo_.claim(*tx, "i2"));
+  EXPECT_TRUE(must(repo_.answered_for_run(*tx, "r1")).empty());
+  EXPECT_EQ(ids(must(repo_.waiting_for_run(*tx, "r2"))), (std::vector<std::string>{"other"}));
+}
+
+TEST_F(InteractionRepositoryTest, DueTimersAreWaitingTimersWhoseTimeHasCome) {
+  const int64_t now = clock_.now_unix_ms();
+  auto tx = begin();
+  must(repo_.create_interaction(*tx, interaction("late", "timer", "r1", now + 2000)));
+  must(repo_.create_interaction(*tx, interaction("soon", "timer", "r1", now + 1000)));
+  must(repo_.create_interaction(*tx, interaction("past", "timer", "r2", now - 5)));
+  must(repo_.create_interaction(*tx, interaction("fired", "timer", "r1", now - 10)));
+  must(repo_.create_interaction(*tx, interaction("question", "ask_user", "r1", now - 10)));
+  must(repo_.answer(*tx, "fired", json{{"fired_at", now}}));
+
+  EXPECT_EQ(ids(must(repo_.due_timers(*tx, now))), (std::vector<std::string>{"past"}));
+  clock_.advance(1000ms);
+  EXPECT_EQ(ids(must(repo_.due_timers(*tx, clock_.now_unix_ms()))),
+            (std::vector<std::string>{"past", "soon"}));
+  EXPECT_EQ(ids(must(repo_.due_timers(*tx, now + 5000))), (std::vector<std::string>{"past", "soon", "late"}));
+  EXPECT_EQ(ids(must(repo_.waiting_timers(*tx))), (std::vector<std::string>{"past", "soon", "late"}));
+  EXPECT_EQ(must(repo_.get_interaction(*tx, "soon")).due_at, now + 1000);
+}
+
+TEST_F(InteractionRepositoryTest, InteractionCreationIsValidated) {
+  auto tx = begin();
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i1", "timer"))), codes::kInvalidArgument)
+      << "a timer needs due_at";
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i2", "alarm"))), codes::kInvalidArgument);
+  InteractionRecord answered = interaction("i3");
+  answered.claim_state = "answered";
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, answered)), codes::kInvalidArgument);
+  InteractionRecord with_response = interaction("i4");
+  with_response.response = json{{"text", "x"}};
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, with_response)), codes::kInvalidArgument);
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i5", "ask_user", "missing"))),
+            codes::kRunNotFound);
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction(""))), codes::kInvalidArgument);
+}
+
+TEST_F(InteractionRepositoryTest, RolledBackInteractionLeavesNothing) {
+  {
+    auto tx = begin();
+    must(repo_.create_interaction(*tx, interaction("i1")));
+    must(repo_.answer(*tx, "i1", json{{"text", "yes"}}));
+    tx->rollback();
+  }
+  auto tx = begin(TxMode::kRead);
+  EXPECT_EQ(code_of(repo_.get_interaction(*tx, "i1")), codes::kInteractionNotFound);
+  EXPECT_TRUE(must(repo_.waiting_for_run(*tx, "r1")).empty());
+}
+
+TEST_F(InteractionRepositoryTest, DamagedResponseIsADecodeFailure) {
+  auto tx = begin();
+  must(repo_.create_interaction(*tx, interaction("i1")));
+  must(repo_.answer(*tx, "i1", json{{"text", "yes"}}));
+  must(tx->execute("UPDATE interactions SET response = '{\"text\":' WHERE id = 'i1'"));
+  EXPECT_EQ(code_of(repo_.get_interaction(*tx, "i1")), codes::kStoreDecode);
+  EXPECT_EQ(code_of(repo_.claim(*tx, "i1")), codes::kStoreDecode);
+}
+
+}  // namespace
+}  // namespace keel

@@ -1,0 +1,160 @@
+#include "store/schema.h"
+
+#include <array>
+
+#include "keel/store.h"
+
+namespace keel {
+namespace {
+
+// Version 1: the data model of docs/architecture.md §4.
+constexpr std::array<std::string_view, 22> kVersion1 = {
+    // Threads: a tree of nodes; leaf_node_id is the selected branch's tip.
+    R"(CREATE TABLE threads (
+         id TEXT PRIMARY KEY,
+         title TEXT NOT NULL,
+         leaf_node_id TEXT,
+         parent_thread_id TEXT,
+         fork_node_id TEXT,
+         revision BIGINT NOT NULL,
+         next_node_seq BIGINT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL,
+         deleted INTEGER NOT NULL DEFAULT 0))",
+    // Nodes: append-only. seq orders a thread's nodes by creation; parent_id may name a node of the
+    // parent thread (a fork shares its history instead of copying it).
+    R"(CREATE TABLE nodes (
+         id TEXT PRIMARY KEY,
+         thread_id TEXT NOT NULL,
+         parent_id TEXT,
+         kind TEXT NOT NULL,
+         run_id TEXT,
+         seq BIGINT NOT NULL,
+         body TEXT NOT NULL,
+         created_at BIGINT NOT NULL))",
+    "CREATE UNIQUE INDEX nodes_by_thread_seq ON nodes (thread_id, seq)",
+    "CREATE INDEX nodes_by_parent ON nodes (parent_id)",
+    R"(CREATE TABLE runs (
+         id TEXT PRIMARY KEY,
+         thread_id TEXT NOT NULL,
+         turn_id TEXT NOT NULL,
+         turn_kind TEXT NOT NULL,
+         state TEXT NOT NULL,
+         snapshot_id TEXT,
+         step_cursor BIGINT NOT NULL DEFAULT 0,
+         pending_tool TEXT,
+         revision BIGINT NOT NULL,
+         stop_reason TEXT,
+         provider_stop_reason TEXT,
+         usage TEXT NOT NULL,
+         budget_tokens BIGINT,
+         failure_streak INTEGER NOT NULL DEFAULT 0,
+         next_admission_seq BIGINT NOT NULL DEFAULT 1,
+         error TEXT,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL))",
+    "CREATE INDEX runs_by_thread ON runs (thread_id, created_at)",
+    "CREATE INDEX runs_by_state ON runs (state)",
+    R"(CREATE TABLE run_queue (
+         id TEXT PRIMARY KEY,
+         thread_id TEXT NOT NULL,
+         position BIGINT NOT NULL,
+         input TEXT NOT NULL,
+         revision BIGINT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL))",
+    "CREATE INDEX run_queue_by_thread ON run_queue (thread_id, position)",
+    R"(CREATE TABLE steers (
+         id TEXT PRIMARY KEY,
+         run_id TEXT NOT NULL,
+         admission_seq BIGINT NOT NULL,
+         input TEXT NOT NULL,
+         attachments TEXT NOT NULL,
+         state TEXT NOT NULL,
+         node_id TEXT,
+         created_at BIGINT NOT NULL,
+         UNIQUE (run_id, admission_seq)))",
+    R"(CREATE TABLE prepared_tool_calls (
+         tool_call_id TEXT PRIMARY KEY,
+         run_id TEXT NOT NULL,
+         node_id TEXT,
+         tool_name TEXT NOT NULL,
+         descriptor_digest TEXT NOT NULL,
+         params TEXT NOT NULL,
+         target TEXT,
+         dispatch_state TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL))",
+    "CREATE INDEX prepared_tool_calls_by_run ON prepared_tool_calls (run_id, dispatch_state)",
+    R"(CREATE TABLE approvals (
+         id TEXT PRIMARY KEY,
+         run_id TEXT NOT NULL,
+         tool_call_id TEXT NOT NULL,
+         request TEXT NOT NULL,
+         decision TEXT,
+         state TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         decided_at BIGINT))",
+    "CREATE INDEX approvals_by_run ON approvals (run_id, state)",
+    R"(CREATE TABLE interactions (
+         id TEXT PRIMARY KEY,
+         run_id TEXT NOT NULL,
+         kind TEXT NOT NULL,
+         request TEXT NOT NULL,
+         response TEXT,
+         claim_state TEXT NOT NULL,
+         due_at BIGINT,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL))",
+    "CREATE INDEX interactions_by_run ON interactions (run_id, claim_state)",
+    // Receipts keep the outcome of a command, never its payload (spec §5.1).
+    R"(CREATE TABLE receipts (
+         client_id TEXT NOT NULL,
+         submission_id TEXT NOT NULL,
+         command_type TEXT NOT NULL,
+         fingerprint TEXT NOT NULL,
+         outcome TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         PRIMARY KEY (client_id, submission_id)))",
+    R"(CREATE TABLE environment_snapshots (
+         id TEXT PRIMARY KEY,
+         version INTEGER NOT NULL,
+         digest TEXT NOT NULL,
+         body TEXT NOT NULL,
+         created_at BIGINT NOT NULL))",
+    R"(CREATE TABLE site_rules (
+         id TEXT PRIMARY KEY,
+         origin TEXT NOT NULL,
+         tool TEXT,
+         effects TEXT,
+         decision TEXT NOT NULL,
+         version BIGINT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL))",
+    R"(CREATE TABLE credentials (
+         id TEXT PRIMARY KEY,
+         shape TEXT NOT NULL,
+         nonce BLOB NOT NULL,
+         ciphertext BLOB NOT NULL,
+         created_at BIGINT NOT NULL,
+         rotated_at BIGINT NOT NULL))",
+    R"(CREATE TABLE settings (
+         key TEXT PRIMARY KEY,
+         value TEXT NOT NULL,
+         updated_at BIGINT NOT NULL))",
+    "CREATE INDEX site_rules_by_origin ON site_rules (origin)",
+};
+
+constexpr std::array<Migration, 1> kMigrations = {
+    Migration{1, "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
+                 "snapshots, site rules, credentials, settings",
+              kVersion1},
+};
+
+}  // namespace
+
+std::span<const Migration> schema_migrations() { return kMigrations; }
+
+int current_schema_version() { return kMigrations.back().version; }
+
+}  // namespace keel

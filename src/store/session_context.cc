@@ -1,0 +1,189 @@
+#include "store/session_context.h"
+
+#include <optional>
+#include <unordered_set>
+#include <utility>
+
+#include "keel/error_codes.h"
+#include "store/json_column.h"
+#include "store/node_body.h"
+#include "store/records.h"
+
+namespace keel {
+namespace {
+
+// One statement, always the same text: the SQLite backend keeps it prepared.
+constexpr std::string_view kReadNode = "SELECT parent_id, kind, body FROM nodes WHERE id = ?";
+
+std::string node_context(const std::string& id) { return "node " + id; }
+
+// Parses a node's JSON text and decodes it with `decode` (one of node_body.h's decoders).
+template <typename Decode>
+auto decode_body(const std::string& text, const std::string& id, Decode decode)
+    -> decltype(decode(nlohmann::json())) {
+  auto parsed = decode_json_column(text, "body");
+  if (!parsed) return fail(parsed.error().with_context(node_context(id)));
+  auto body = decode(std::move(parsed).value());
+  if (!body) return fail(body.error().with_context(node_context(id)));
+  return body;
+}
+
+}  // namespace
+
+struct SessionContextBuilder::PendingNode {
+  std::string id;
+  NodeKind kind = NodeKind::kNotice;
+  std::string body;  // JSON text, decoded when the node is applied
+};
+
+void SessionContextBuilder::invalidate() {
+  path_.clear();
+  position_.clear();
+  messages_.clear();
+}
+
+Result<std::span<const Message>> SessionContextBuilder::build(Transaction& tx, const std::string& leaf_id) {
+  last_ = BuildStats{};
+
+  // 1. Walk up from the leaf until a node of the cached path (or the root). Nothing in the cache changes
+  //    here, so an error leaves it as it was.
+  std::vector<PendingNode> pending;  // leaf first
+  std::optional<size_t> meet;        // index in path_ of the first cached ancestor
+  if (!leaf_id.empty()) {
+    std::unordered_set<std::string> seen;
+    std::optional<std::string> cursor = leaf_id;
+    while (cursor) {
+      if (auto it = position_.find(*cursor); it != position_.end()) {
+        meet = it->second;
+        break;
+      }
+      if (!seen.insert(*cursor).second) {
+        return fail(codes::kStoreDecode,
+                    "the node tree has a cycle at node " + *cursor + "; the store is damaged");
+      }
+      const SqlValue param(*cursor);
+      auto rows = tx.query(kReadNode, std::span<const SqlValue>(&param, 1));
+      if (!rows) return fail(rows.error());
+      ++last_.nodes_read;
+      if (rows->empty()) {
+        if (*cursor == leaf_id) return fail(codes::kNodeNotFound, "no node " + leaf_id);
+        return fail(codes::kStoreDecode, "node " + *cursor + ", an ancestor of node " + leaf_id +
+                                             ", is missing from the store; the store is damaged");
+      }
+      const SqlRow& row = rows->front();
+      auto kind = parse_node_kind(row.text(1));
+      if (!kind) return fail(kind.error().with_context(node_context(*cursor)));
+      std::optional<std::string> parent = row.optional_text(0);
+      pending.push_back(PendingNode{std::move(*cursor), *kind, row.text(2)});
+      cursor = std::move(parent);
+    }
+  }
+
+  // 2. Drop what is no longer on the path, newest first.
+  const size_t keep = meet ? *meet + 1 : 0;
+  last_.nodes_undone = path_.size() - keep;
+  last_.nodes_kept = keep;
+  truncate_after(keep);
+
+  // 3. Append the new nodes, root first.
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    if (auto applied = apply(std::move(*it)); !applied) {
+      invalidate();
+      return fail(applied.error());
+    }
+  }
+  return std::span<const Message>(messages_);
+}
+
+void SessionContextBuilder::truncate_after(size_t keep) {
+  while (path_.size() > keep) {
+    PathEntry& entry = path_.back();
+    switch (entry.contribution) {
+      case Contribution::kMessage:
+        // Contributions are undone in the reverse order they were made: this is the last message.
+        messages_.pop_back();
+        break;
+      case Contribution::kToolCall:
+        messages_[entry.message_index].tool_calls.pop_back();
+        break;
+      case Contribution::kNone:
+        break;
+    }
+    position_.erase(entry.node_id);
+    path_.pop_back();
+  }
+}
+
+Result<void> SessionContextBuilder::apply(PendingNode&& node) {
+  PathEntry entry{std::move(node.id), Contribution::kNone, 0};
+  const std::string& id = entry.node_id;
+  auto add_message = [&](Role role, std::vector<ContentBlock> content) -> Message& {
+    Message& message = messages_.emplace_back();
+    message.role = role;
+    message.content = std::move(content);
+    message.source_node_id = id;
+    entry.contribution = Contribution::kMessage;
+    entry.message_index = messages_.size() - 1;
+    return message;
+  };
+
+  switch (node.kind) {
+    case NodeKind::kTurnContext:
+    case NodeKind::kApprovalDecision:
+      break;  // not part of the model context; the body is not even parsed
+    case NodeKind::kUserMessage: {
+      auto body = decode_body(node.body, id, decode_user_message);
+      if (!body) return fail(body.error());
+      add_message(Role::kUser, std::move(body->content));
+      break;
+    }
+    case NodeKind::kAssistantMessage: {
+      auto body = decode_body(node.body, id, decode_assistant_message);
+      if (!body) return fail(body.error());
+      add_message(Role::kAssistant, std::move(body->content));
+      break;
+    }
+    case NodeKind::kToolCall: {
+      auto body = decode_body(node.body, id, decode_tool_call);
+      if (!body) return fail(body.error());
+      auto owner = position_.find(body->assistant_node_id);
+      if (owner == position_.end() || path_[owner->second].contribution != Contribution::kMessage ||
+          messages_[path_[owner->second].message_index].role != Role::kAssistant) {
+        return fail(codes::kStoreDecode, "tool_call node " + id + " (call " + body->tool_call_id +
+                                             ") belongs to assistant node " + body->assistant_node_id +
+                                             ", which is not an assistant_message on the path to it");
+      }
+      const size_t index = path_[owner->second].message_index;
+      messages_[index].tool_calls.push_back(
+          ToolCall{std::move(body->tool_call_id), std::move(body->name), std::move(body->arguments)});
+      entry.contribution = Contribution::kToolCall;
+      entry.message_index = index;
+      break;
+    }
+    case NodeKind::kToolResult: {
+      auto body = decode_body(node.body, id, decode_tool_result);
+      if (!body) return fail(body.error());
+      Message& message = add_message(Role::kTool, std::move(body->content));
+      message.tool_call_id = std::move(body->tool_call_id);
+      message.is_error = body->is_error;
+      break;
+    }
+    case NodeKind::kNotice: {
+      auto body = decode_body(node.body, id, decode_notice);
+      if (!body) return fail(body.error());
+      if (body->for_model) {
+        std::vector<ContentBlock> content(1);
+        content[0].kind = ContentBlock::Kind::kText;
+        content[0].text = std::move(body->text);
+        add_message(Role::kUser, std::move(content));
+      }
+      break;
+    }
+  }
+
+  position_.emplace(entry.node_id, path_.size());
+  path_.push_back(std::move(entry));
+  return {};
+}
+
+}  // namespace keel
