@@ -6,6 +6,8 @@
 // opaque in `provider_data`, so a conversation can be sent back exactly as the provider requires.
 #pragma once
 
+// Every member has a default initializer so designated initializers may omit any of them.
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,33 +19,33 @@ enum class Role { kUser, kAssistant, kTool };
 struct ContentBlock {
   enum class Kind { kText, kImage, kReasoning };
   Kind kind = Kind::kText;
-  std::string text;            // kText, kReasoning
-  std::string media_type;      // kImage: "image/png", ...
-  std::string data_base64;     // kImage
-  nlohmann::json provider_data;  // opaque per-provider extras (signatures, encrypted content); null if none
+  std::string text{};          // kText, kReasoning
+  std::string media_type{};    // kImage: "image/png", ...
+  std::string data_base64{};   // kImage
+  nlohmann::json provider_data{};  // opaque per-provider extras (signatures, encrypted content); null if none
 
   friend bool operator==(const ContentBlock&, const ContentBlock&) = default;
 };
 
 struct ToolCall {
-  std::string id;
-  std::string name;
-  nlohmann::json arguments;  // an object
+  std::string id{};
+  std::string name{};
+  nlohmann::json arguments = nlohmann::json::object();
 
   friend bool operator==(const ToolCall&, const ToolCall&) = default;
 };
 
 struct Message {
   Role role = Role::kUser;
-  std::vector<ContentBlock> content;
+  std::vector<ContentBlock> content{};
   // kAssistant: the calls this response made, in the provider's order, grouped here even though the
   // store keeps each as its own node interleaved with its result.
-  std::vector<ToolCall> tool_calls;
+  std::vector<ToolCall> tool_calls{};
   // kTool: which call this result answers, and whether the tool failed.
-  std::string tool_call_id;
+  std::string tool_call_id{};
   bool is_error = false;
   // The node this message was built from (for kAssistant, the assistant_message node).
-  std::string source_node_id;
+  std::string source_node_id{};
 
   friend bool operator==(const Message&, const Message&) = default;
 };

@@ -47,7 +47,12 @@ class CommandsTest : public ::testing::Test {
     ThreadRepository threads(clock_);
     auto tx = store_->begin(TxMode::kWrite);
     EXPECT_TRUE(tx);
-    auto node = threads.append(**tx, {ids_.next_id(), thread_id, kind, json::object(), std::nullopt, parent});
+    json body = json::object();
+    if (kind == NodeKind::kUserMessage || kind == NodeKind::kAssistantMessage) {
+      body = {{"content", json::array({{{"type", "text"}, {"text", "x"}}})}};
+      if (kind == NodeKind::kAssistantMessage) body["stopReason"] = "end", body["providerStopReason"] = "stop";
+    }
+    auto node = threads.append(**tx, {ids_.next_id(), thread_id, kind, body, std::nullopt, parent});
     EXPECT_TRUE(node) << node.error().to_string();
     EXPECT_TRUE((*tx)->commit());
     return *node;

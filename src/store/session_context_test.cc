@@ -684,7 +684,10 @@ TEST_F(SessionContextTest, DamagedNodeAppendedLaterIsADecodeErrorAndTheCacheStar
   const std::string u = user("one");
   SessionContextBuilder builder;
   ASSERT_TRUE(build(builder, u));
-  const std::string bad = append(NodeKind::kToolResult, json{{"toolCallId", "c"}, {"content", json::array()}});
+  // The repository refuses malformed bodies, so the damage is done behind its back, as a disk would.
+  const std::string bad =
+      append(NodeKind::kToolResult, json{{"toolCallId", "c"}, {"content", json::array()}, {"isError", false}});
+  raw_update("UPDATE nodes SET body = ? WHERE id = ?", {R"({"content":[],"toolCallId":"c"})", bad});
   auto messages = build(builder, bad);
   ASSERT_FALSE(messages);
   EXPECT_EQ(messages.error().code(), codes::kStoreDecode);

@@ -5,6 +5,7 @@
 
 #include "keel/error_codes.h"
 #include "store/json_column.h"
+#include "store/node_body.h"
 
 namespace keel {
 namespace {
@@ -137,12 +138,16 @@ Result<bool> ThreadRepository::contains(Transaction& tx, const ThreadRecord& thr
 }
 
 Result<NodeRecord> ThreadRepository::append(Transaction& tx, NewNode node) {
+  // A body that would not decode is refused now rather than found later, when a context is built.
   ThreadRecord thread = KEEL_TRY(get_live(tx, node.thread_id));
   std::optional<std::string> parent = node.parent_id ? node.parent_id : thread.leaf_node_id;
   if (node.parent_id && !KEEL_TRY(contains(tx, thread, *node.parent_id))) {
     return fail(codes::kNodeNotInThread, "node " + *node.parent_id + " is not in thread " + thread.id);
   }
   std::string body = KEEL_TRY(encode_json_column(node.body, kMaxNodeBodyBytes));
+  if (auto valid = validate_node_body(node.kind, node.body); !valid) {
+    return fail(codes::kInvalidArgument, "malformed " + std::string(to_string(node.kind)) + " body: " + valid.error().message());
+  }
   const int64_t now = clock_.now_unix_ms();
   const int64_t seq = thread.next_node_seq;
   KEEL_TRY(tx.execute("INSERT INTO nodes (" + std::string(kNodeColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -28,10 +28,10 @@ struct NewNode {
   std::string thread_id;
   NodeKind kind = NodeKind::kNotice;
   nlohmann::json body = nlohmann::json::object();
-  std::optional<std::string> run_id;
+  std::optional<std::string> run_id = std::nullopt;
   // The node to append under; nullopt appends under the thread's current leaf. A parent other than the
   // leaf starts a new branch (for example, an edited user message).
-  std::optional<std::string> parent_id;
+  std::optional<std::string> parent_id = std::nullopt;
 };
 
 struct BranchInfo {

@@ -499,7 +499,7 @@ TEST_F(ThreadRepositoryTest, BodyJustUnderTheLimitIsAccepted) {
   // {"text":"xxx..."} is 11 bytes of framing around the string.
   const std::string text(ThreadRepository::kMaxNodeBodyBytes - 11, 'x');
   auto tx = begin();
-  auto node = repo_.append(*tx, new_node("big", "t1", {{"text", text}}));
+  auto node = repo_.append(*tx, new_node("big", "t1", {{"text", text}}, std::nullopt, NodeKind::kTurnContext));
   ASSERT_TRUE(node) << node.error().to_string();
   ASSERT_TRUE(tx->commit());
 }
