@@ -1,0 +1,114 @@
+// keel/tool.h — the AgentTool interface (spec §4): one shape for every tool (builtin, browser, MCP).
+//
+// A tool declares a ToolSpec; ToolRegistry::register_tool() validates it and freezes it into a
+// ToolDescriptor (keel/tool_registry.h), the single source of the tool's capability metadata: the provider
+// schema, the run's tool catalog and the Gatekeeper's inputs all come from the descriptor, never from the
+// tool object again.
+//
+// execute() contract:
+//   - It may complete synchronously (calling `done` before returning) or later, from any thread; `done` is
+//     called exactly once. `progress` may be called any number of times before `done`.
+//   - An Error passed to `done` (or an exception escaping execute) becomes an isError tool_result the model
+//     can act on; it never reaches the user as an engine error.
+//   - `content` is what the model sees; `details` is for the UI only and is never sent to the model. A
+//     conclusion the model needs must be in `content`.
+//   - When `cancel` fires (interrupt), the tool stops promptly and calls `done` with a `cancelled` error.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "keel/cancellation.h"
+#include "keel/error.h"
+#include "keel/message.h"
+
+namespace keel {
+
+enum class ToolLevel { kL0, kL1, kL2, kMcp, kBuiltin };
+enum class ToolEffects { kRead, kWrite };
+enum class ToolRecovery { kRetrySafe, kInspectFirst, kNeverRetry };
+enum class ToolTrust { kTrusted, kUntrusted };
+enum class ToolProvenance { kTool, kMcp, kPage };
+
+std::string_view to_string(ToolLevel level);
+std::string_view to_string(ToolEffects effects);
+std::string_view to_string(ToolRecovery recovery);
+std::string_view to_string(ToolTrust trust);
+std::string_view to_string(ToolProvenance provenance);
+
+// Where a tool's implementation runs. Only mcp-level tools may (and must) use an MCP binding.
+struct ToolBinding {
+  enum class Kind { kLocal, kMcp };
+  Kind kind = Kind::kLocal;
+  std::string server;         // kMcp: the server's configured name
+  std::string endpoint;       // kMcp: command line or URL
+  std::string auth_identity;  // kMcp: which credential reference authenticates it ("" = none)
+};
+
+struct ToolSpec {
+  std::string name;         // [a-zA-Z0-9_-]{1,64}, unique in a registry
+  std::string label;        // for people: "Read file"
+  std::string description;  // for the model
+  nlohmann::json parameters = nlohmann::json::object();  // JSON Schema of the arguments (type: object)
+  ToolLevel level = ToolLevel::kBuiltin;
+  ToolEffects effects = ToolEffects::kRead;
+  // Unset fields take §4's defaults at registration; set them only to override.
+  std::optional<ToolRecovery> recovery;
+  std::optional<ToolTrust> trust;
+  std::optional<ToolProvenance> provenance;
+  ToolBinding binding;
+};
+
+// What a call acts on, for the Gatekeeper (resolved from the arguments before dispatch).
+struct ToolTarget {
+  std::optional<std::string> origin = std::nullopt;
+  std::optional<int64_t> tab_id = std::nullopt;
+  std::optional<int64_t> frame_id = std::nullopt;
+  std::optional<std::string> server_id = std::nullopt;
+  std::optional<std::string> path = std::nullopt;  // workspace tools: the file or folder
+  friend bool operator==(const ToolTarget&, const ToolTarget&) = default;
+};
+
+struct ToolResult {
+  std::vector<ContentBlock> content{};
+  nlohmann::json details{};  // null when none
+};
+
+struct ToolProgress {
+  std::string text;
+  nlohmann::json details;
+};
+
+struct ToolCallContext {
+  std::string tool_call_id;
+  std::string thread_id;
+  CancellationToken cancel;
+  std::function<void(ToolProgress)> progress;  // never null
+};
+
+class AgentTool {
+ public:
+  virtual ~AgentTool() = default;
+  virtual const ToolSpec& spec() const = 0;
+  // The call's target, from validated arguments. Default: no target.
+  virtual Result<ToolTarget> resolve_target(const nlohmann::json& params) const {
+    (void)params;
+    return ToolTarget{};
+  }
+  // `params` were validated against spec().parameters.
+  virtual void execute(ToolCallContext context, nlohmann::json params,
+                       std::function<void(Result<ToolResult>)> done) = 0;
+};
+
+// Convenience: a ToolResult holding one text block.
+inline ToolResult text_result(std::string text, nlohmann::json details = nullptr) {
+  ContentBlock block;
+  block.text = std::move(text);
+  return ToolResult{{std::move(block)}, std::move(details)};
+}
+
+}  // namespace keel

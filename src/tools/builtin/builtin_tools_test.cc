@@ -1,0 +1,110 @@
+// Tests for register_builtin_tools() (tools/builtin/builtin_tools.h) and what every builtin tool shares.
+#include "tools/builtin/builtin_tools.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "keel/error_codes.h"
+#include "testing/temp_dir.h"
+#include "tools/tool_errors.h"
+
+namespace keel::builtin {
+namespace {
+
+class NullScheduler final : public Scheduler {
+ public:
+  std::unique_ptr<ScheduledTask> schedule_after(std::chrono::milliseconds, std::function<void()>) override {
+    return std::make_unique<ScheduledTask>();
+  }
+};
+
+class NullPrompter final : public UserPrompter {
+ public:
+  void ask(std::string, std::string, std::string, std::vector<std::string>, CancellationToken,
+           std::function<void(Result<std::string>)>) override {}
+};
+
+std::set<std::string> names(const ToolRegistry& registry) {
+  std::set<std::string> result;
+  for (const auto& [name, tool] : registry.snapshot()->tools()) result.insert(name);
+  return result;
+}
+
+TEST(BuiltinToolsTest, RegistersEveryFamilyWhoseDependencyIsGiven) {
+  testing::TempDir temp;
+  NullScheduler scheduler;
+  NullPrompter prompter;
+  ToolRegistry registry;
+  ASSERT_TRUE(register_builtin_tools(
+                  registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .prompter = &prompter})
+                  .has_value());
+  EXPECT_EQ(names(registry), (std::set<std::string>{"ask_user", "edit_file", "list_files", "read_file",
+                                                    "search_files", "wait", "write_file"}));
+}
+
+TEST(BuiltinToolsTest, RegistersOnlyTheFamiliesWhoseDependencyIsGiven) {
+  testing::TempDir temp;
+  NullScheduler scheduler;
+  ToolRegistry workspace_only;
+  ASSERT_TRUE(register_builtin_tools(workspace_only, {.workspace_root = temp.path()}).has_value());
+  EXPECT_EQ(names(workspace_only),
+            (std::set<std::string>{"edit_file", "list_files", "read_file", "search_files", "write_file"}));
+  ToolRegistry wait_only;
+  ASSERT_TRUE(register_builtin_tools(wait_only, {.scheduler = &scheduler}).has_value());
+  EXPECT_EQ(names(wait_only), (std::set<std::string>{"wait"}));
+  ToolRegistry none;
+  ASSERT_TRUE(register_builtin_tools(none, {}).has_value());
+  EXPECT_TRUE(names(none).empty());
+}
+
+TEST(BuiltinToolsTest, EveryBuiltinIsATrustedLocalToolWithAClosedSchema) {
+  testing::TempDir temp;
+  NullScheduler scheduler;
+  NullPrompter prompter;
+  ToolRegistry registry;
+  ASSERT_TRUE(register_builtin_tools(
+                  registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .prompter = &prompter})
+                  .has_value());
+  const std::set<std::string> writers = {"write_file", "edit_file"};
+  for (const auto& [name, tool] : registry.snapshot()->tools()) {
+    const ToolDescriptor& d = *tool.descriptor;
+    EXPECT_EQ(d.level, ToolLevel::kBuiltin) << name;
+    EXPECT_EQ(d.binding.kind, ToolBinding::Kind::kLocal) << name;
+    EXPECT_EQ(d.trust, ToolTrust::kTrusted) << name;
+    EXPECT_EQ(d.provenance, ToolProvenance::kTool) << name;
+    EXPECT_EQ(d.effects, writers.contains(name) ? ToolEffects::kWrite : ToolEffects::kRead) << name;
+    EXPECT_EQ(d.parameters.at("additionalProperties"), false) << name;
+    EXPECT_TRUE(d.parameters.at("required").is_array()) << name;
+    for (const auto& required : d.parameters.at("required")) {
+      EXPECT_TRUE(d.parameters.at("properties").contains(required.get<std::string>())) << name;
+    }
+  }
+}
+
+TEST(BuiltinToolsTest, MissingWorkspaceRootRegistersNothing) {
+  testing::TempDir temp;
+  NullScheduler scheduler;
+  ToolRegistry registry;
+  auto result =
+      register_builtin_tools(registry, {.workspace_root = temp.path() / "missing", .scheduler = &scheduler});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), codes::kWorkspaceNotFound);
+  EXPECT_TRUE(names(registry).empty());
+}
+
+TEST(BuiltinToolsTest, ANameClashUndoesThisCallsRegistrations) {
+  testing::TempDir temp;
+  NullScheduler scheduler;
+  ToolRegistry registry;
+  ASSERT_TRUE(register_builtin_tools(registry, {.scheduler = &scheduler}).has_value());  // "wait" taken
+  auto result = register_builtin_tools(registry, {.workspace_root = temp.path(), .scheduler = &scheduler});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), codes::kToolDuplicate);
+  EXPECT_EQ(names(registry), (std::set<std::string>{"wait"}));
+}
+
+}  // namespace
+}  // namespace keel::builtin

@@ -1,0 +1,395 @@
+// tools/builtin/workspace_read_tools.cc — list_files, read_file, search_files.
+#include "tools/builtin/workspace_read_tools.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "keel/error_codes.h"
+#include "tools/builtin/tool_support.h"
+#include "tools/regex_support.h"
+#include "tools/tool_errors.h"
+
+namespace keel::builtin {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shown_path(std::string_view path) { return "\"" + valid_utf8(path) + "\""; }
+
+std::string_view type_name(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::regular:
+      return "file";
+    case fs::file_type::directory:
+      return "dir";
+    case fs::file_type::symlink:
+      return "symlink";
+    default:
+      return "other";
+  }
+}
+
+struct WalkEntry {
+  fs::path absolute;
+  std::string relative;
+  fs::file_type type = fs::file_type::unknown;  // of the entry itself: symlinks are not followed
+};
+
+// Visits the entries of `folder` sorted by name, depth-first into subfolders when `recursive`, never
+// through a symlink. `visit` returns false to stop the walk. Checks `cancel` before every entry. A
+// subfolder that cannot be read is skipped; the starting folder that cannot be read is an error.
+// Returns false when `visit` stopped the walk.
+Result<bool> walk(const Workspace& workspace, const fs::path& folder, bool recursive,
+                  const CancellationToken& cancel, const std::function<bool(const WalkEntry&)>& visit,
+                  bool top = true) {
+  std::error_code ec;
+  fs::directory_iterator it(folder, ec);
+  if (ec) {
+    if (!top) return true;
+    return fail(codes::kWorkspaceIo,
+                "cannot list " + shown_path(workspace.relative(folder)) + ": " + ec.message());
+  }
+  std::vector<fs::directory_entry> entries;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    entries.push_back(*it);
+  }
+  std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
+    return a.path().filename() < b.path().filename();
+  });
+  for (const fs::directory_entry& entry : entries) {
+    if (cancel.is_cancelled()) return fail(cancelled_error(cancel));
+    WalkEntry walked{entry.path(), workspace.relative(entry.path()), entry.symlink_status(ec).type()};
+    if (!visit(walked)) return false;
+    if (recursive && walked.type == fs::file_type::directory) {
+      if (!KEEL_TRY(walk(workspace, walked.absolute, true, cancel, visit, false))) return false;
+    }
+  }
+  return true;
+}
+
+// The lines of `text` without their '\n' terminators; a final line without one still counts.
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      lines.push_back(text.substr(start));
+      break;
+    }
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string_view without_carriage_return(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+std::string right_aligned(int64_t number, size_t width) {
+  std::string text = std::to_string(number);
+  if (text.size() < width) text.insert(0, width - text.size(), ' ');
+  return text;
+}
+
+ToolSpec list_files_spec() {
+  ToolSpec spec;
+  spec.name = "list_files";
+  spec.label = "List files";
+  spec.description =
+      "List the files and folders at a path in the workspace (the workspace root when path is omitted). "
+      "Paths are relative to the workspace root; folders end with '/', symlinks with '@'. Set recursive to "
+      "include everything below the folder.";
+  spec.parameters = {
+      {"type", "object"},
+      {"properties",
+       {{"path",
+         {{"type", "string"},
+          {"description", "Folder to list, relative to the workspace root. Default: the root."}}},
+        {"recursive",
+         {{"type", "boolean"}, {"description", "Also list the contents of subfolders. Default: false."}}},
+        {"maxEntries",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", 10000},
+          {"description", "Stop after this many entries. Default: 1000."}}}}},
+      {"required", nlohmann::json::array()},
+      {"additionalProperties", false},
+  };
+  spec.effects = ToolEffects::kRead;
+  return spec;
+}
+
+ToolSpec read_file_spec() {
+  ToolSpec spec;
+  spec.name = "read_file";
+  spec.label = "Read file";
+  spec.description =
+      "Read a text file in the workspace. Each line is shown as its line number (from 1), a tab, and the "
+      "text. For a long file, read a range: offset is the first line to show, limit the number of lines "
+      "(default 2000).";
+  spec.parameters = {
+      {"type", "object"},
+      {"properties",
+       {{"path",
+         {{"type", "string"},
+          {"minLength", 1},
+          {"description", "File to read, relative to the workspace root."}}},
+        {"offset",
+         {{"type", "integer"}, {"minimum", 1}, {"description", "First line to show (1-based). Default: 1."}}},
+        {"limit",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", 10000},
+          {"description", "Number of lines to show. Default: 2000."}}}}},
+      {"required", {"path"}},
+      {"additionalProperties", false},
+  };
+  spec.effects = ToolEffects::kRead;
+  return spec;
+}
+
+ToolSpec search_files_spec() {
+  ToolSpec spec;
+  spec.name = "search_files";
+  spec.label = "Search files";
+  spec.description =
+      "Search the text files under a path in the workspace (the workspace root when path is omitted) for "
+      "lines containing pattern, case-sensitively. With regex set to true, pattern is an ECMAScript regular "
+      "expression. Each match is reported as 'path:line: text'.";
+  spec.parameters = {
+      {"type", "object"},
+      {"properties",
+       {{"pattern",
+         {{"type", "string"}, {"minLength", 1}, {"description", "Text to find, or a regular expression."}}},
+        {"regex",
+         {{"type", "boolean"},
+          {"description", "Treat pattern as an ECMAScript regular expression. Default: false."}}},
+        {"path",
+         {{"type", "string"},
+          {"description", "Folder or file to search, relative to the workspace root. Default: the root."}}},
+        {"maxResults",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", 1000},
+          {"description", "Stop after this many matches. Default: 100."}}}}},
+      {"required", {"pattern"}},
+      {"additionalProperties", false},
+  };
+  spec.effects = ToolEffects::kRead;
+  return spec;
+}
+
+// The entry a path argument names, for tools that accept a file or a folder.
+Result<fs::file_type> existing_type(const WorkspacePath& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path.absolute, ec);
+  if (status.type() == fs::file_type::not_found) {
+    return fail(codes::kWorkspaceNotFound, shown_path(path.relative) + " does not exist");
+  }
+  if (ec)
+    return fail(codes::kWorkspaceIo, "cannot inspect " + shown_path(path.relative) + ": " + ec.message());
+  return status.type();
+}
+
+}  // namespace
+
+// --- list_files ---
+
+ListFilesTool::ListFilesTool(std::shared_ptr<const Workspace> workspace)
+    : WorkspaceTool(std::move(workspace), list_files_spec()) {}
+
+Result<ToolResult> ListFilesTool::run(const ToolCallContext& context, const nlohmann::json& params) const {
+  const WorkspacePath path = KEEL_TRY(resolve_path_argument(params));
+  const bool recursive = params.value("recursive", false);
+  const auto max_entries = static_cast<size_t>(params.value("maxEntries", kDefaultMaxEntries));
+
+  std::vector<WalkEntry> entries;
+  bool truncated = false;
+  const fs::file_type type = KEEL_TRY(existing_type(path));
+  if (type == fs::file_type::directory) {
+    KEEL_TRY(walk(workspace(), path.absolute, recursive, context.cancel, [&](const WalkEntry& entry) {
+      if (entries.size() == max_entries) {
+        truncated = true;
+        return false;
+      }
+      entries.push_back(entry);
+      return true;
+    }));
+  } else {
+    entries.push_back(WalkEntry{path.absolute, path.relative, type});
+  }
+
+  std::string text;
+  nlohmann::json listed = nlohmann::json::array();
+  for (const WalkEntry& entry : entries) {
+    const std::string name = valid_utf8(entry.relative);
+    text += name;
+    if (entry.type == fs::file_type::directory) text += "/";
+    if (entry.type == fs::file_type::symlink) text += "@";
+    text += "\n";
+    nlohmann::json item = {{"path", name}, {"type", type_name(entry.type)}};
+    if (entry.type == fs::file_type::regular) {
+      std::error_code ec;
+      const uintmax_t size = fs::file_size(entry.absolute, ec);
+      if (!ec) item["size"] = size;
+    }
+    listed.push_back(std::move(item));
+  }
+  if (entries.empty()) text = shown_path(path.relative) + " is empty.\n";
+  if (truncated) {
+    text += "(stopped after " + std::to_string(max_entries) +
+            " entries; list a subfolder or raise maxEntries to see more)\n";
+  }
+  nlohmann::json details = {{"path", valid_utf8(path.relative)},
+                            {"recursive", recursive},
+                            {"entries", std::move(listed)},
+                            {"truncated", truncated}};
+  return text_result(std::move(text), std::move(details));
+}
+
+// --- read_file ---
+
+ReadFileTool::ReadFileTool(std::shared_ptr<const Workspace> workspace)
+    : WorkspaceTool(std::move(workspace), read_file_spec()) {}
+
+Result<ToolResult> ReadFileTool::run(const ToolCallContext& context, const nlohmann::json& params) const {
+  (void)context;  // one file: nothing to cancel between
+  const WorkspacePath path = KEEL_TRY(resolve_path_argument(params));
+  const std::string content = KEEL_TRY(workspace().read_text(path));
+  const int64_t offset = params.value("offset", int64_t{1});
+  const int64_t limit = params.value("limit", int64_t{kDefaultLineLimit});
+
+  const std::vector<std::string_view> lines = split_lines(content);
+  const auto total = static_cast<int64_t>(lines.size());
+  nlohmann::json details = {
+      {"path", valid_utf8(path.relative)}, {"bytes", content.size()}, {"totalLines", total}};
+  if (total == 0) return text_result(shown_path(path.relative) + " is empty.", std::move(details));
+  if (offset > total) {
+    return text_result(shown_path(path.relative) + " has " + std::to_string(total) + " lines; offset " +
+                           std::to_string(offset) + " is past the end.",
+                       std::move(details));
+  }
+  const int64_t last = std::min(total, offset + limit - 1);
+  const size_t width = std::max<size_t>(6, std::to_string(last).size());
+  std::string text;
+  for (int64_t number = offset; number <= last; ++number) {
+    const std::string_view line = without_carriage_return(lines[static_cast<size_t>(number - 1)]);
+    text += right_aligned(number, width);
+    text += '\t';
+    text += truncate_utf8(valid_utf8(line), kMaxLineBytes, "… (line cut)");
+    text += '\n';
+  }
+  if (last < total) {
+    text += "(showing lines " + std::to_string(offset) + "-" + std::to_string(last) + " of " +
+            std::to_string(total) + "; continue with offset " + std::to_string(last + 1) + ")\n";
+  }
+  details["startLine"] = offset;
+  details["endLine"] = last;
+  return text_result(std::move(text), std::move(details));
+}
+
+// --- search_files ---
+
+SearchFilesTool::SearchFilesTool(std::shared_ptr<const Workspace> workspace)
+    : WorkspaceTool(std::move(workspace), search_files_spec()) {}
+
+Result<ToolResult> SearchFilesTool::run(const ToolCallContext& context, const nlohmann::json& params) const {
+  const std::string pattern = params.at("pattern").get<std::string>();
+  const bool use_regex = params.value("regex", false);
+  const auto max_results = static_cast<size_t>(params.value("maxResults", kDefaultMaxResults));
+  const WorkspacePath path = KEEL_TRY(resolve_path_argument(params));
+
+  std::regex regex;
+  if (use_regex) {
+    detail::prepare_concurrent_regex();
+    try {
+      regex = std::regex(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return fail(codes::kInvalidArgument,
+                  "/pattern: not a valid regular expression: " + std::string(e.what()));
+    }
+  }
+  const auto matches = [&](std::string_view line) {
+    if (!use_regex) return line.find(pattern) != std::string_view::npos;
+    const std::string_view bounded = line.substr(0, kMaxRegexLineBytes);
+    try {
+      return std::regex_search(bounded.begin(), bounded.end(), regex);
+    } catch (const std::regex_error&) {
+      return false;  // too complex for this line (error_complexity / error_stack): not a match
+    }
+  };
+
+  nlohmann::json found = nlohmann::json::array();
+  std::string text;
+  bool truncated = false;
+  int files_searched = 0;
+  int files_skipped = 0;
+  // Returns false once max_results matches were found and one more turned up.
+  const auto search_file = [&](const WorkspacePath& file) {
+    auto content = workspace().read_text(file);
+    if (!content) {
+      ++files_skipped;  // binary, too large or unreadable: not text we can search
+      return true;
+    }
+    ++files_searched;
+    const std::vector<std::string_view> lines = split_lines(*content);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string_view line = without_carriage_return(lines[i]);
+      if (!matches(line)) continue;
+      if (found.size() == max_results) {
+        truncated = true;
+        return false;
+      }
+      const std::string shown = truncate_utf8(valid_utf8(line), 300);
+      const std::string name = valid_utf8(file.relative);
+      text += name + ":" + std::to_string(i + 1) + ": " + shown + "\n";
+      found.push_back({{"path", name}, {"line", i + 1}, {"text", shown}});
+    }
+    return true;
+  };
+
+  const fs::file_type type = KEEL_TRY(existing_type(path));
+  if (type == fs::file_type::directory) {
+    KEEL_TRY(
+        walk(workspace(), path.absolute, /*recursive=*/true, context.cancel, [&](const WalkEntry& entry) {
+          if (entry.type != fs::file_type::regular) return true;
+          return search_file(WorkspacePath{entry.absolute, entry.relative});
+        }));
+  } else {
+    search_file(path);
+  }
+
+  if (found.empty()) {
+    text = "No matches for \"" + pattern + "\" in " + shown_path(path.relative) + " (" +
+           std::to_string(files_searched) + " files searched" +
+           (files_skipped > 0
+                ? ", " + std::to_string(files_skipped) + " binary, too large or unreadable files skipped"
+                : std::string()) +
+           ").\n";
+  }
+  if (truncated) {
+    text += "(stopped after " + std::to_string(max_results) + " matches; narrow the pattern or the path)\n";
+  }
+  nlohmann::json details = {{"pattern", pattern},
+                            {"regex", use_regex},
+                            {"path", valid_utf8(path.relative)},
+                            {"matches", std::move(found)},
+                            {"filesSearched", files_searched},
+                            {"filesSkipped", files_skipped},
+                            {"truncated", truncated}};
+  return text_result(std::move(text), std::move(details));
+}
+
+}  // namespace keel::builtin

@@ -1,0 +1,184 @@
+// tools/builtin/workspace_write_tools.cc — write_file and edit_file.
+#include "tools/builtin/workspace_write_tools.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "keel/error_codes.h"
+#include "tools/builtin/tool_support.h"
+#include "tools/tool_errors.h"
+
+namespace keel::builtin {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shown_path(std::string_view path) { return "\"" + valid_utf8(path) + "\""; }
+
+size_t count_lines(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto newlines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  return text.back() == '\n' ? newlines : newlines + 1;
+}
+
+// 1-based number of the line holding byte `offset`.
+size_t line_at(std::string_view text, size_t offset) {
+  return static_cast<size_t>(
+             std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n')) +
+         1;
+}
+
+// Every line of `text` prefixed with `sign`, for the UI's diff summary.
+std::string prefixed_lines(std::string_view text, char sign) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out += sign;
+    out += valid_utf8(text.substr(start, end - start));
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+ToolSpec write_file_spec() {
+  ToolSpec spec;
+  spec.name = "write_file";
+  spec.label = "Write file";
+  spec.description =
+      "Create a text file in the workspace, or replace an existing file's whole content. Missing folders "
+      "are created. To change part of an existing file, use edit_file instead.";
+  spec.parameters = {
+      {"type", "object"},
+      {"properties",
+       {{"path",
+         {{"type", "string"},
+          {"minLength", 1},
+          {"description", "File to write, relative to the workspace root."}}},
+        {"content", {{"type", "string"}, {"description", "The complete new content of the file."}}}}},
+      {"required", {"path", "content"}},
+      {"additionalProperties", false},
+  };
+  spec.effects = ToolEffects::kWrite;
+  return spec;
+}
+
+ToolSpec edit_file_spec() {
+  ToolSpec spec;
+  spec.name = "edit_file";
+  spec.label = "Edit file";
+  spec.description =
+      "Replace one exact occurrence of oldText with newText in a text file in the workspace. oldText must "
+      "match the file's current text exactly, whitespace and line breaks included, and must occur exactly "
+      "once: include enough surrounding lines to make it unique. Read the file first.";
+  spec.parameters = {
+      {"type", "object"},
+      {"properties",
+       {{"path",
+         {{"type", "string"},
+          {"minLength", 1},
+          {"description", "File to edit, relative to the workspace root."}}},
+        {"oldText", {{"type", "string"}, {"minLength", 1}, {"description", "The exact text to replace."}}},
+        {"newText", {{"type", "string"}, {"description", "The text to put in its place."}}}}},
+      {"required", {"path", "oldText", "newText"}},
+      {"additionalProperties", false},
+  };
+  spec.effects = ToolEffects::kWrite;
+  return spec;
+}
+
+}  // namespace
+
+// --- write_file ---
+
+WriteFileTool::WriteFileTool(std::shared_ptr<const Workspace> workspace)
+    : WorkspaceTool(std::move(workspace), write_file_spec()) {}
+
+Result<ToolResult> WriteFileTool::run(const ToolCallContext& context, const nlohmann::json& params) const {
+  (void)context;  // one file, written atomically: cancellation was checked before the call started
+  const WorkspacePath path = KEEL_TRY(resolve_path_argument(params));
+  const std::string& content = params.at("content").get_ref<const std::string&>();
+
+  std::error_code ec;
+  const bool existed = fs::is_regular_file(path.absolute, ec);
+  const uintmax_t previous_bytes = existed ? fs::file_size(path.absolute, ec) : 0;
+  KEEL_TRY(workspace().write_atomically(path, content));
+
+  const std::string name = valid_utf8(path.relative);
+  std::string text = "Wrote " + std::to_string(content.size()) + " bytes (" +
+                     std::to_string(count_lines(content)) + " lines) to " + shown_path(name) +
+                     (existed ? " (replaced the previous content)." : " (new file).");
+  nlohmann::json details = {{"path", name}, {"bytesWritten", content.size()}, {"created", !existed}};
+  if (existed && !ec) details["previousBytes"] = previous_bytes;
+  return text_result(std::move(text), std::move(details));
+}
+
+// --- edit_file ---
+
+EditFileTool::EditFileTool(std::shared_ptr<const Workspace> workspace)
+    : WorkspaceTool(std::move(workspace), edit_file_spec()) {}
+
+Result<ToolResult> EditFileTool::run(const ToolCallContext& context, const nlohmann::json& params) const {
+  (void)context;  // one file, written atomically: cancellation was checked before the call started
+  const WorkspacePath path = KEEL_TRY(resolve_path_argument(params));
+  const std::string& old_text = params.at("oldText").get_ref<const std::string&>();
+  const std::string& new_text = params.at("newText").get_ref<const std::string&>();
+  if (old_text.empty()) return fail(codes::kInvalidArgument, "/oldText: must not be empty");
+  const std::string content = KEEL_TRY(workspace().read_text(path));
+
+  // Every occurrence, overlapping ones included: "aa" occurs twice in "aaa", and either reading is a guess.
+  std::vector<size_t> occurrences;
+  for (size_t at = content.find(old_text); at != std::string::npos; at = content.find(old_text, at + 1)) {
+    occurrences.push_back(at);
+  }
+  const std::string name = valid_utf8(path.relative);
+  if (occurrences.empty()) {
+    return fail(codes::kWorkspaceEditNoMatch,
+                "oldText was not found in " + shown_path(name) +
+                    "; it must match the current text exactly (whitespace included): read the file again");
+  }
+  if (occurrences.size() > 1) {
+    std::string lines;
+    for (size_t i = 0; i < occurrences.size() && i < 10; ++i) {
+      if (i > 0) lines += ", ";
+      lines += std::to_string(line_at(content, occurrences[i]));
+    }
+    if (occurrences.size() > 10) lines += ", ...";
+    return fail(codes::kWorkspaceEditAmbiguous,
+                "oldText occurs " + std::to_string(occurrences.size()) + " times in " + shown_path(name) +
+                    " (at lines " + lines + "); include more surrounding text so it occurs exactly once");
+  }
+
+  const size_t at = occurrences.front();
+  std::string edited = content;
+  edited.replace(at, old_text.size(), new_text);
+  KEEL_TRY(workspace().write_atomically(path, edited));
+
+  const size_t line = line_at(content, at);
+  const size_t removed = count_lines(old_text);
+  const size_t added = count_lines(new_text);
+  std::string text = "Edited " + shown_path(name) + ": replaced " + std::to_string(removed) +
+                     " line(s) at line " + std::to_string(line) + " with " + std::to_string(added) +
+                     " line(s).";
+  nlohmann::json details = {
+      {"path", name},
+      {"line", line},
+      {"removedLines", removed},
+      {"addedLines", added},
+      {"bytesBefore", content.size()},
+      {"bytesAfter", edited.size()},
+      {"diff", "@@ line " + std::to_string(line) + " @@\n" + prefixed_lines(old_text, '-') +
+                   prefixed_lines(new_text, '+')},
+  };
+  return text_result(std::move(text), std::move(details));
+}
+
+}  // namespace keel::builtin

@@ -1,0 +1,35 @@
+// tools/builtin/workspace_write_tools.h — the workspace file tools that change files: write_file and
+// edit_file (effects write, so never-retry by default: after a crash the user decides).
+//
+// Both are confined to their Workspace (see workspace.h), resolve their target for writing (the parent
+// folder's canonical path must be inside the root) and replace files atomically (temporary file + rename),
+// so a file is never left half-written. They run synchronously.
+#pragma once
+
+#include <memory>
+
+#include "tools/builtin/workspace_tool.h"
+
+namespace keel::builtin {
+
+// write_file {path, content}: creates or replaces a file with `content`, creating missing folders.
+class WriteFileTool final : public WorkspaceTool {
+ public:
+  explicit WriteFileTool(std::shared_ptr<const Workspace> workspace);
+
+ private:
+  Result<ToolResult> run(const ToolCallContext& context, const nlohmann::json& params) const override;
+};
+
+// edit_file {path, oldText, newText}: replaces the one occurrence of `oldText` (exact, byte for byte) with
+// `newText`. Errors: workspace.edit_no_match (none), workspace.edit_ambiguous (more than one, overlapping
+// occurrences included), plus read_file's errors for the file itself.
+class EditFileTool final : public WorkspaceTool {
+ public:
+  explicit EditFileTool(std::shared_ptr<const Workspace> workspace);
+
+ private:
+  Result<ToolResult> run(const ToolCallContext& context, const nlohmann::json& params) const override;
+};
+
+}  // namespace keel::builtin

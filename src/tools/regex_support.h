@@ -1,0 +1,15 @@
+// tools/regex_support.h — making std::regex safe to construct on several threads at once.
+//
+// libstdc++'s std::ctype<char>::narrow() fills a per-facet cache lazily, writing it from whichever thread
+// first narrows a character, and std::regex's compiler narrows every character of a pattern. Two threads
+// compiling regexes (valijson compiles "pattern" constraints on every validation; search_files compiles
+// the model's pattern) therefore write that cache concurrently: a data race (GCC PR 77704), which
+// ThreadSanitizer reports. Filling the cache once, before any concurrent use, leaves only reads.
+#pragma once
+
+namespace keel::detail {
+
+// Idempotent and thread-safe; cheap after the first call. Call before constructing a std::regex.
+void prepare_concurrent_regex();
+
+}  // namespace keel::detail

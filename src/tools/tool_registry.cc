@@ -1,0 +1,76 @@
+// tools/tool_registry.cc — ToolRegistry and its immutable generations.
+//
+// A generation is never modified after it is published: register/unregister copy the current map, change
+// the copy and publish it as generation number+1 under the mutex. Readers only copy the shared_ptr, so a
+// snapshot stays exactly as it was however the registry changes later. Copying the map on every change is
+// fine: registrations are rare (startup, MCP reconnects) and a map holds tens of tools.
+#include "keel/tool_registry.h"
+
+#include <utility>
+
+#include "keel/error_codes.h"
+#include "tools/descriptor.h"
+#include "tools/tool_errors.h"
+
+namespace keel {
+
+const RegisteredTool* ToolRegistryGeneration::find(const std::string& name) const {
+  const auto it = tools_.find(name);
+  return it == tools_.end() ? nullptr : &it->second;
+}
+
+std::shared_ptr<const ToolRegistryGeneration> ToolRegistryGeneration::filtered(
+    const std::function<bool(const ToolDescriptor&)>& keep) const {
+  std::map<std::string, RegisteredTool> kept;
+  for (const auto& [name, tool] : tools_) {
+    if (keep(*tool.descriptor)) kept.emplace(name, tool);
+  }
+  // Same number: a filtered view is derived from this generation, not a new state of the registry.
+  return std::make_shared<const ToolRegistryGeneration>(number_, std::move(kept));
+}
+
+ToolRegistry::ToolRegistry() : current_(empty_generation()) {}
+
+Result<std::shared_ptr<const ToolDescriptor>> ToolRegistry::register_tool(std::shared_ptr<AgentTool> tool) {
+  if (!tool) return fail(codes::kInvalidArgument, "register_tool: tool is null");
+  // Validation and schema compilation run outside the lock: they may be slow and touch no registry state.
+  auto compiled = KEEL_TRY(detail::compile_tool_spec(tool->spec()));
+  auto descriptor = std::make_shared<const ToolDescriptor>(std::move(compiled.descriptor));
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (const RegisteredTool* existing = current_->find(descriptor->name)) {
+    return fail(codes::kToolDuplicate,
+                "a tool named \"" + descriptor->name + "\" is already registered (existing: " +
+                    existing->descriptor->summary() + "; new: " + descriptor->summary() + ")");
+  }
+  std::map<std::string, RegisteredTool> tools = current_->tools();
+  tools.emplace(descriptor->name, RegisteredTool{std::move(tool), descriptor, std::move(compiled.validator)});
+  current_ = std::make_shared<const ToolRegistryGeneration>(current_->number() + 1, std::move(tools));
+  return descriptor;
+}
+
+Result<void> ToolRegistry::unregister_tool(const std::string& name) {
+  std::shared_ptr<const ToolRegistryGeneration> previous;  // released after the lock (may free the last tool)
+  std::lock_guard<std::mutex> lock(mu_);
+  if (current_->find(name) == nullptr) {
+    return fail(codes::kToolNotFound, "no tool named \"" + name + "\" is registered");
+  }
+  std::map<std::string, RegisteredTool> tools = current_->tools();
+  tools.erase(name);
+  previous = std::exchange(
+      current_, std::make_shared<const ToolRegistryGeneration>(current_->number() + 1, std::move(tools)));
+  return {};
+}
+
+std::shared_ptr<const ToolRegistryGeneration> ToolRegistry::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+std::shared_ptr<const ToolRegistryGeneration> ToolRegistry::empty_generation() {
+  static const auto empty =
+      std::make_shared<const ToolRegistryGeneration>(0, std::map<std::string, RegisteredTool>{});
+  return empty;
+}
+
+}  // namespace keel

@@ -1,0 +1,199 @@
+// Tests for ToolRegistry and ToolRegistryGeneration (keel/tool_registry.h).
+#include "keel/tool_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "keel/error_codes.h"
+#include "tools/tool_errors.h"
+
+namespace keel {
+namespace {
+
+class StubTool : public AgentTool {
+ public:
+  explicit StubTool(std::string name, ToolEffects effects = ToolEffects::kRead) {
+    spec_.name = std::move(name);
+    spec_.label = "Stub";
+    spec_.description = "A stub tool.";
+    spec_.parameters = {
+        {"type", "object"}, {"properties", {{"x", {{"type", "integer"}}}}}, {"additionalProperties", false}};
+    spec_.effects = effects;
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  void execute(ToolCallContext, nlohmann::json, std::function<void(Result<ToolResult>)> done) override {
+    done(text_result("ok"));
+  }
+  ToolSpec& mutable_spec() { return spec_; }
+
+ private:
+  ToolSpec spec_;
+};
+
+TEST(ToolRegistryTest, StartsEmptyAtGenerationZero) {
+  ToolRegistry registry;
+  EXPECT_EQ(registry.snapshot()->number(), 0u);
+  EXPECT_TRUE(registry.snapshot()->tools().empty());
+}
+
+TEST(ToolRegistryTest, RegisterFreezesTheDescriptorAndPublishesANewGeneration) {
+  ToolRegistry registry;
+  auto tool = std::make_shared<StubTool>("stub", ToolEffects::kWrite);
+  auto descriptor = registry.register_tool(tool);
+  ASSERT_TRUE(descriptor.has_value()) << descriptor.error().to_string();
+  EXPECT_EQ((*descriptor)->name, "stub");
+  EXPECT_EQ((*descriptor)->recovery, ToolRecovery::kNeverRetry);
+
+  const auto generation = registry.snapshot();
+  EXPECT_EQ(generation->number(), 1u);
+  const RegisteredTool* registered = generation->find("stub");
+  ASSERT_NE(registered, nullptr);
+  EXPECT_EQ(registered->implementation, tool);
+  EXPECT_EQ(registered->descriptor, *descriptor);
+  ASSERT_NE(registered->validator, nullptr);
+  EXPECT_TRUE(registered->validator->validate({{"x", 1}}).has_value());
+  EXPECT_FALSE(registered->validator->validate({{"x", "one"}}).has_value());
+  EXPECT_EQ(generation->find("other"), nullptr);
+}
+
+TEST(ToolRegistryTest, DescriptorDoesNotFollowLaterChangesToTheToolsSpec) {
+  ToolRegistry registry;
+  auto tool = std::make_shared<StubTool>("stub");
+  ASSERT_TRUE(registry.register_tool(tool).has_value());
+  const std::string digest = registry.snapshot()->find("stub")->descriptor->digest;
+  tool->mutable_spec().effects = ToolEffects::kWrite;
+  tool->mutable_spec().description = "Changed.";
+  const auto& descriptor = *registry.snapshot()->find("stub")->descriptor;
+  EXPECT_EQ(descriptor.effects, ToolEffects::kRead);
+  EXPECT_EQ(descriptor.description, "A stub tool.");
+  EXPECT_EQ(descriptor.digest, digest);
+}
+
+TEST(ToolRegistryTest, DuplicateNameIsRejectedWithBothSummaries) {
+  ToolRegistry registry;
+  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("stub", ToolEffects::kRead)).has_value());
+  auto duplicate = registry.register_tool(std::make_shared<StubTool>("stub", ToolEffects::kWrite));
+  ASSERT_FALSE(duplicate.has_value());
+  EXPECT_EQ(duplicate.error().code(), codes::kToolDuplicate);
+  const std::string& message = duplicate.error().message();
+  EXPECT_NE(message.find("level=builtin effects=read recovery=retry-safe binding=local"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("level=builtin effects=write recovery=never-retry binding=local"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("\"stub\""), std::string::npos) << message;
+  // The first registration stays, and no generation was published for the failed one.
+  EXPECT_EQ(registry.snapshot()->number(), 1u);
+  EXPECT_EQ(registry.snapshot()->find("stub")->descriptor->effects, ToolEffects::kRead);
+}
+
+TEST(ToolRegistryTest, InvalidSpecIsRejectedAndLeavesTheRegistryUnchanged) {
+  ToolRegistry registry;
+  auto bad = std::make_shared<StubTool>("bad name");
+  auto result = registry.register_tool(bad);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), codes::kInvalidArgument);
+  EXPECT_EQ(registry.snapshot()->number(), 0u);
+}
+
+TEST(ToolRegistryTest, NullToolIsRejected) {
+  ToolRegistry registry;
+  auto result = registry.register_tool(nullptr);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), codes::kInvalidArgument);
+}
+
+TEST(ToolRegistryTest, UnregisterRemovesTheToolInANewGeneration) {
+  ToolRegistry registry;
+  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("a")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("b")).has_value());
+  ASSERT_TRUE(registry.unregister_tool("a").has_value());
+  const auto generation = registry.snapshot();
+  EXPECT_EQ(generation->number(), 3u);
+  EXPECT_EQ(generation->find("a"), nullptr);
+  EXPECT_NE(generation->find("b"), nullptr);
+  // A name freed by unregister can be registered again (an MCP reconnect).
+  EXPECT_TRUE(registry.register_tool(std::make_shared<StubTool>("a")).has_value());
+}
+
+TEST(ToolRegistryTest, UnregisteringAnUnknownNameIsNotFound) {
+  ToolRegistry registry;
+  auto result = registry.unregister_tool("ghost");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), codes::kToolNotFound);
+  EXPECT_EQ(registry.snapshot()->number(), 0u);
+}
+
+TEST(ToolRegistryTest, SnapshotTakenBeforeRegisterIsUnchangedAfterwards) {
+  ToolRegistry registry;
+  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("a")).has_value());
+  const auto before = registry.snapshot();
+  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("b")).has_value());
+  EXPECT_EQ(before->number(), 1u);
+  EXPECT_EQ(before->tools().size(), 1u);
+  EXPECT_EQ(before->find("b"), nullptr);
+  EXPECT_EQ(registry.snapshot()->tools().size(), 2u);
+}
+
+TEST(ToolRegistryTest, SnapshotTakenBeforeUnregisterKeepsTheImplementation) {
+  ToolRegistry registry;
+  auto tool = std::make_shared<StubTool>("a");
+  ASSERT_TRUE(registry.register_tool(tool).has_value());
+  const auto before = registry.snapshot();
+  ASSERT_TRUE(registry.unregister_tool("a").has_value());
+  // A replacement under the same name (an MCP reconnect) does not reach the old snapshot either.
+  auto replacement = std::make_shared<StubTool>("a", ToolEffects::kWrite);
+  ASSERT_TRUE(registry.register_tool(replacement).has_value());
+  const RegisteredTool* kept = before->find("a");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->implementation, tool);
+  EXPECT_EQ(kept->descriptor->effects, ToolEffects::kRead);
+  EXPECT_EQ(registry.snapshot()->find("a")->implementation, replacement);
+}
+
+TEST(ToolRegistryTest, FilteredDropsRejectedToolsAndLeavesTheSourceIntact) {
+  ToolRegistry registry;
+  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("screenshot")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("click")).has_value());
+  const auto generation = registry.snapshot();
+  const auto filtered = generation->filtered([](const ToolDescriptor& d) { return d.name != "screenshot"; });
+  EXPECT_EQ(filtered->number(), generation->number());
+  EXPECT_EQ(filtered->find("screenshot"), nullptr);
+  ASSERT_NE(filtered->find("click"), nullptr);
+  EXPECT_EQ(filtered->find("click")->implementation, generation->find("click")->implementation);
+  EXPECT_NE(generation->find("screenshot"), nullptr);
+}
+
+TEST(ToolRegistryTest, EmptyGenerationHasNoTools) {
+  const auto empty = ToolRegistry::empty_generation();
+  ASSERT_NE(empty, nullptr);
+  EXPECT_TRUE(empty->tools().empty());
+  EXPECT_EQ(empty->number(), 0u);
+  EXPECT_EQ(empty->find("anything"), nullptr);
+}
+
+TEST(ToolRegistryTest, ConcurrentRegistrationsEachGetTheirOwnGeneration) {
+  ToolRegistry registry;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&registry, t] {
+      for (int i = 0; i < 25; ++i) {
+        EXPECT_TRUE(
+            registry
+                .register_tool(std::make_shared<StubTool>("t" + std::to_string(t) + "_" + std::to_string(i)))
+                .has_value());
+        (void)registry.snapshot()->tools().size();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(registry.snapshot()->number(), 100u);
+  EXPECT_EQ(registry.snapshot()->tools().size(), 100u);
+}
+
+}  // namespace
+}  // namespace keel
