@@ -1,0 +1,463 @@
+// EngineCore: op dispatch onto thread actors, turn admission, and the engine's threads.
+#include "engine/engine_core.h"
+
+#include <boost/asio/post.hpp>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_impl.h"
+#include "store/node_body.h"
+#include "store/receipts.h"
+
+namespace keel {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+// The thread an op addresses, when it addresses one.
+std::string thread_of(const Op& op) {
+  if (op.params.is_object() && op.params.contains("threadId") && op.params["threadId"].is_string()) {
+    return op.params["threadId"].get<std::string>();
+  }
+  return "";
+}
+
+// A turn's input: a string, an array of content blocks, or {content: [...]}.
+Result<std::vector<ContentBlock>> parse_input(const json& input) {
+  if (input.is_string()) {
+    if (input.get_ref<const std::string&>().empty()) return fail(codes::kInputInvalid, "the input is empty");
+    ContentBlock block;
+    block.text = input.get<std::string>();
+    return std::vector<ContentBlock>{std::move(block)};
+  }
+  const json* blocks = &input;
+  if (input.is_object() && input.contains("content")) blocks = &input["content"];
+  auto content = content_from_json(*blocks);
+  if (!content) return fail(codes::kInputInvalid, "the input is not text or content blocks: " + content.error().message());
+  if (content->empty()) return fail(codes::kInputInvalid, "the input is empty");
+  return content;
+}
+
+std::string first_line(const std::vector<ContentBlock>& content) {
+  for (const ContentBlock& block : content) {
+    if (block.kind != ContentBlock::Kind::kText) continue;
+    std::string line = block.text.substr(0, block.text.find('\n'));
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    line = line.substr(start);
+    if (line.size() > 80) {
+      size_t cut = 77;
+      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+      line = line.substr(0, cut) + "...";
+    }
+    return line;
+  }
+  return "New thread";
+}
+
+bool has_image(const std::vector<ContentBlock>& content) {
+  for (const ContentBlock& block : content) {
+    if (block.kind == ContentBlock::Kind::kImage) return true;
+  }
+  return false;
+}
+
+json error_json(const Error& error) { return {{"code", error.code()}, {"message", error.message()}}; }
+
+}  // namespace
+
+// ---- EngineCore ----
+
+EngineCore::EngineCore(EngineDeps deps, EngineOptions options)
+    : impl_(std::make_unique<Impl>(deps, std::move(options))) {}
+EngineCore::~EngineCore() = default;
+void EngineCore::submit(Op op) { impl_->submit(std::move(op)); }
+std::unique_ptr<EventSubscription> EngineCore::subscribe(std::function<void(const AgentEvent&)> callback) {
+  return impl_->subscribe(std::move(callback));
+}
+builtin::UserPrompter& EngineCore::user_prompter() { return *impl_; }
+
+// ---- Impl ----
+
+EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
+    : deps_(deps),
+      options_(std::move(options)),
+      threads_(*deps.clock),
+      runs_(*deps.clock),
+      queue_(*deps.clock),
+      commands_(*deps.store, *deps.clock, *deps.ids),
+      work_(asio::make_work_guard(io_)),
+      control_(asio::make_strand(io_)) {
+  const int count = std::max(1, options_.io_threads);
+  for (int i = 0; i < count; ++i) io_threads_.emplace_back([this] { io_.run(); });
+}
+
+EngineCore::Impl::~Impl() {
+  // Interrupt every turn and task, let each write its terminal state, then stop the threads.
+  shutdown_.cancel("the engine is shutting down");
+  {
+    std::lock_guard<std::mutex> guard(actors_mu_);
+    for (auto& [id, actor] : actors_) {
+      asio::post(actor->strand, [actor] {
+        if (actor->active) actor->active->cancel.cancel("the engine is shutting down");
+      });
+    }
+  }
+  {
+    std::unique_lock<std::mutex> lock(running_mu_);
+    running_cv_.wait(lock, [&] { return running_ == 0; });
+  }
+  {
+    std::lock_guard<std::mutex> guard(questions_mu_);
+    questions_.clear();
+  }
+  work_.reset();
+  io_.stop();
+  for (std::thread& thread : io_threads_) thread.join();
+}
+
+std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thread_id) {
+  std::lock_guard<std::mutex> guard(actors_mu_);
+  auto& actor = actors_[thread_id];
+  if (!actor) actor = std::make_shared<ThreadActor>(thread_id, asio::make_strand(io_));
+  return actor;
+}
+
+void EngineCore::Impl::ack(const Op& op, const std::string& thread_id, json result, bool replayed) {
+  publish("command.ack", thread_id,
+          {{"clientId", op.client_id}, {"submissionId", op.submission_id}, {"method", op.method},
+           {"result", std::move(result)}, {"replayed", replayed}});
+}
+
+void EngineCore::Impl::reject(const Op& op, const std::string& thread_id, const Error& error) {
+  publish("command.rejected", thread_id,
+          {{"clientId", op.client_id}, {"submissionId", op.submission_id}, {"method", op.method},
+           {"error", error_json(error)}});
+}
+
+void EngineCore::Impl::submit(Op op) {
+  if (!op.params.is_object()) op.params = json::object();
+  const std::string thread_id = thread_of(op);
+  if (thread_id.empty() || op.method == "thread.create" || op.method == "thread.list" ||
+      op.method == "thread.read" || op.method == "interaction.response" || op.method == "initialize") {
+    asio::post(control_, [this, op = std::move(op)]() mutable { handle_engine_op(std::move(op)); });
+    return;
+  }
+  auto actor = actor_for(thread_id);
+  asio::post(actor->strand, [this, actor, op = std::move(op)]() mutable { handle_on_actor(actor, std::move(op)); });
+}
+
+void EngineCore::Impl::handle_engine_op(Op op) {
+  if (op.method == "initialize") {
+    ack(op, "", {{"protocolVersion", kProtocolVersion}});
+  } else if (op.method == "thread.create") {
+    run_store_command(nullptr, op);
+  } else if (op.method == "thread.list") {
+    list_threads(op);
+  } else if (op.method == "thread.read") {
+    read_thread(op);
+  } else if (op.method == "interaction.response") {
+    answer_interaction(op);
+  } else {
+    reject(op, "", Error(codes::kInvalidCommand, "'" + op.method + "' needs a threadId, or is not a method"));
+  }
+}
+
+void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op) {
+  const std::string& method = op.method;
+  if (method == "turn.submit") return submit_turn(actor, op);
+  if (method == "turn.interrupt") return interrupt(actor, op);
+  if (method == "run.resume") return resume_run(actor, op);
+  if (StoreCommands::handles(method)) {
+    // Moving the leaf or deleting the thread under a running turn would pull its history away.
+    if (actor->active && (method == "thread.delete" || method == "thread.selectBranch")) {
+      return reject(op, actor->thread_id,
+                    Error(codes::kThreadBusy, "a turn is running on this thread; interrupt it first"));
+    }
+    return run_store_command(actor, op);
+  }
+  reject(op, actor->thread_id, Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
+}
+
+void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  auto result = commands_.execute({op.client_id, op.submission_id, op.method, op.params});
+  std::string thread_id = actor ? actor->thread_id : "";
+  if (!result) return reject(op, thread_id, result.error());
+  const CommandOutcome& outcome = result->outcome;
+  if (!outcome.accepted) return reject(op, thread_id, *outcome.rejection);
+  if (thread_id.empty()) thread_id = outcome.result.value("threadId", "");
+  ack(op, thread_id, outcome.result, result->replayed);
+  if (result->replayed) return;
+  if (op.method == "turn.enqueue" || op.method == "queue.update" || op.method == "queue.remove") {
+    publish_queue(thread_id);
+  } else if (op.method == "thread.fork") {
+    publish("thread.updated", thread_id, outcome.result);
+  } else {
+    if (op.method == "thread.selectBranch" && actor) actor->context.invalidate();
+    publish("thread.updated", thread_id, outcome.result);
+  }
+}
+
+void EngineCore::Impl::publish_queue(const std::string& thread_id) {
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return;
+  auto items = queue_.list(**tx, thread_id);
+  auto thread = threads_.get(**tx, thread_id);
+  if (!items || !thread) return;
+  json list = json::array();
+  for (const QueuedInput& item : *items) {
+    list.push_back({{"itemId", item.id}, {"position", item.position}, {"input", item.input},
+                    {"revision", item.revision}});
+  }
+  publish("queue.updated", thread_id, {{"threadId", thread_id}, {"items", list}, {"revision", thread->revision}});
+}
+
+void EngineCore::Impl::list_threads(const Op& op) {
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return reject(op, "", tx.error());
+  auto threads = threads_.list(**tx);
+  if (!threads) return reject(op, "", threads.error());
+  json list = json::array();
+  for (const ThreadRecord& t : *threads) {
+    list.push_back({{"threadId", t.id}, {"title", t.title}, {"revision", t.revision},
+                    {"leafNodeId", t.leaf_node_id ? json(*t.leaf_node_id) : json(nullptr)},
+                    {"parentThreadId", t.parent_thread_id ? json(*t.parent_thread_id) : json(nullptr)},
+                    {"updatedAt", t.updated_at}});
+  }
+  ack(op, "", {{"threads", list}});
+}
+
+void EngineCore::Impl::read_thread(const Op& op) {
+  const std::string thread_id = thread_of(op);
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return reject(op, thread_id, tx.error());
+  auto thread = threads_.get_live(**tx, thread_id);
+  if (!thread) return reject(op, thread_id, thread.error());
+  json nodes = json::array();
+  if (thread->leaf_node_id) {
+    auto path = threads_.path_to(**tx, *thread->leaf_node_id);
+    if (!path) return reject(op, thread_id, path.error());
+    for (const NodeRecord& node : *path) {
+      nodes.push_back({{"id", node.id}, {"kind", to_string(node.kind)}, {"runId", node.run_id ? json(*node.run_id) : json(nullptr)},
+                       {"body", node.body}, {"createdAt", node.created_at}});
+    }
+  }
+  auto latest = runs_.latest_for_thread(**tx, thread_id);
+  json run = nullptr;
+  if (latest && *latest) {
+    run = {{"runId", (*latest)->id}, {"turnId", (*latest)->turn_id}, {"state", to_string((*latest)->state)},
+           {"stopReason", (*latest)->stop_reason ? json(*(*latest)->stop_reason) : json(nullptr)},
+           {"usage", (*latest)->usage}};
+  }
+  ack(op, thread_id,
+      {{"threadId", thread->id}, {"title", thread->title}, {"revision", thread->revision},
+       {"leafNodeId", thread->leaf_node_id ? json(*thread->leaf_node_id) : json(nullptr)}, {"nodes", nodes},
+       {"latestRun", run}});
+}
+
+void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  // Always allowed (spec §3): with nothing running it is acknowledged as a no-op.
+  const std::string turn_id = op.params.value("turnId", "");
+  if (!actor->active || (!turn_id.empty() && turn_id != actor->active->turn_id)) {
+    return ack(op, actor->thread_id, {{"interrupted", false}});
+  }
+  actor->active->cancel.cancel("interrupted by the user");
+  ack(op, actor->thread_id, {{"interrupted", true}, {"turnId", actor->active->turn_id}});
+}
+
+void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  if (actor->active) {
+    return reject(op, thread_id,
+                  Error(codes::kTurnBusy, "a turn is already running on this thread; steer it, enqueue the input, "
+                                          "or interrupt it first"));
+  }
+  auto content = parse_input(op.params.value("input", json()));
+  if (!content) return reject(op, thread_id, content.error());
+  if (!options_.model.vision && has_image(*content)) {
+    return reject(op, thread_id,
+                  Error(codes::kImageUnsupported, "the model '" + options_.model.model + "' does not accept images"));
+  }
+  std::optional<int64_t> budget = options_.default_budget_tokens;
+  if (op.params.contains("budgetTokens")) {
+    if (!op.params["budgetTokens"].is_number_integer() || op.params["budgetTokens"].get<int64_t>() <= 0) {
+      return reject(op, thread_id, Error(codes::kInvalidArgument, "'budgetTokens' must be a positive integer"));
+    }
+    budget = op.params["budgetTokens"].get<int64_t>();
+  }
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+
+  struct Admitted {
+    RunRecord run;
+    NodeRecord user;
+    std::optional<ThreadRecord> titled;
+    bool first_turn = false;
+    std::optional<CommandOutcome> replay;
+  };
+  ReceiptRepository receipts(*deps_.clock);
+  auto admitted = write([&](Transaction& tx) -> Result<Admitted> {
+    Admitted a;
+    if (auto existing = KEEL_TRY(receipts.check(tx, *context))) {
+      a.replay = std::move(*existing);
+      return a;
+    }
+    ThreadRecord thread = KEEL_TRY(threads_.get_live(tx, thread_id));
+    a.first_turn = !thread.leaf_node_id.has_value();
+    RunRecord run;
+    run.id = deps_.ids->next_id();
+    run.thread_id = thread_id;
+    run.turn_id = deps_.ids->next_id();
+    run.turn_kind = "user";
+    run.state = RunState::kStreamingModel;
+    run.budget_tokens = budget;
+    run.usage = json::object();
+    a.run = KEEL_TRY(runs_.create(tx, std::move(run)));
+    NewNode turn_context;
+    turn_context.id = deps_.ids->next_id();
+    turn_context.thread_id = thread_id;
+    turn_context.kind = NodeKind::kTurnContext;
+    turn_context.run_id = a.run.id;
+    turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", options_.model.model}};
+    KEEL_TRY(threads_.append(tx, std::move(turn_context)));
+    NewNode user;
+    user.id = deps_.ids->next_id();
+    user.thread_id = thread_id;
+    user.kind = NodeKind::kUserMessage;
+    user.run_id = a.run.id;
+    user.body = KEEL_TRY(encode_user_message(UserMessageBody{.content = *content}));
+    a.user = KEEL_TRY(threads_.append(tx, std::move(user)));
+    if (a.first_turn) a.titled = KEEL_TRY(threads_.set_title(tx, thread_id, first_line(*content)));
+    KEEL_TRY(receipts.record(tx, *context,
+                             CommandOutcome::accept({{"turnId", a.run.turn_id}, {"runId", a.run.id},
+                                                     {"userNodeId", a.user.id}})));
+    return a;
+  });
+  if (!admitted) return reject(op, thread_id, admitted.error());
+  if (admitted->replay) {
+    if (admitted->replay->accepted) return ack(op, thread_id, admitted->replay->result, true);
+    return reject(op, thread_id, *admitted->replay->rejection);
+  }
+  const RunRecord& run = admitted->run;
+  ack(op, thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"userNodeId", admitted->user.id}});
+  if (admitted->titled) {
+    publish("thread.updated", thread_id,
+            {{"threadId", thread_id}, {"title", admitted->titled->title}, {"revision", admitted->titled->revision}});
+  }
+  publish("turn.start", thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", false}});
+  publish("item.complete", thread_id,
+          {{"itemId", admitted->user.id}, {"kind", "user_message"}, {"turnId", run.turn_id},
+           {"node", {{"id", admitted->user.id}, {"kind", "user_message"}, {"body", admitted->user.body}}}});
+  start_runner(actor, run, admitted->first_turn, first_line(*content));
+}
+
+void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  if (actor->active) {
+    return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is already running on this thread"));
+  }
+  const std::string run_id = op.params.value("runId", "");
+  std::optional<int64_t> extra;
+  if (op.params.contains("additionalBudgetTokens")) {
+    if (!op.params["additionalBudgetTokens"].is_number_integer() ||
+        op.params["additionalBudgetTokens"].get<int64_t>() <= 0) {
+      return reject(op, thread_id,
+                    Error(codes::kInvalidArgument, "'additionalBudgetTokens' must be a positive integer"));
+    }
+    extra = op.params["additionalBudgetTokens"].get<int64_t>();
+  }
+  auto resumed = write([&](Transaction& tx) -> Result<RunRecord> {
+    RunRecord run = KEEL_TRY(run_id.empty() ? [&]() -> Result<RunRecord> {
+      auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));
+      if (!latest) return fail(codes::kRunNotFound, "thread " + thread_id + " has no run to resume");
+      return *latest;
+    }()
+                                            : runs_.get(tx, run_id));
+    if (run.thread_id != thread_id) return fail(codes::kRunNotFound, "run " + run.id + " is not on this thread");
+    if (run.state != RunState::kBudgetPaused && run.state != RunState::kInterrupted) {
+      return fail(codes::kRunNotResumable, "run " + run.id + " is " + std::string(to_string(run.state)) +
+                                               "; only a budget-paused or interrupted run can be resumed");
+    }
+    RunUpdate update;
+    if (extra) update.budget_tokens = run.budget_tokens.value_or(0) + *extra;
+    return runs_.transition(tx, run.id, run.revision, RunState::kStreamingModel, update);
+  });
+  if (!resumed) return reject(op, thread_id, resumed.error());
+  ack(op, thread_id, {{"turnId", resumed->turn_id}, {"runId", resumed->id}});
+  publish("run.updated", thread_id,
+          {{"runId", resumed->id}, {"state", to_string(resumed->state)}, {"revision", resumed->revision}});
+  publish("turn.start", thread_id, {{"turnId", resumed->turn_id}, {"runId", resumed->id}, {"resumed", true}});
+  start_runner(actor, *resumed, false, "");
+}
+
+void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
+                                    std::string first_input_text) {
+  actor->active.emplace();
+  actor->active->turn_id = run.turn_id;
+  actor->active->run_id = run.id;
+  CancellationToken cancel = actor->active->cancel.token();
+  if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
+  enter_running();
+  spawn_turn_runner(*this, actor, std::move(run), std::move(cancel));
+  if (first_turn && deps_.task_provider != nullptr && options_.task_model) {
+    enter_running();
+    spawn_title_task(*this, actor, std::move(first_input_text));
+  }
+}
+
+void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor) {
+  actor->active.reset();
+  leave_running();
+}
+
+// ---- ask_user ----
+
+void EngineCore::Impl::ask(std::string tool_call_id, std::string thread_id, std::string question,
+                           std::vector<std::string> choices, CancellationToken cancel,
+                           std::function<void(Result<std::string>)> answered) {
+  const std::string interaction_id = deps_.ids->next_id();
+  auto pending = std::make_shared<PendingQuestion>();
+  pending->thread_id = thread_id;
+  pending->answered = std::move(answered);
+  {
+    std::lock_guard<std::mutex> guard(questions_mu_);
+    questions_[interaction_id] = pending;
+  }
+  publish("interaction.request", thread_id,
+          {{"interactionId", interaction_id}, {"kind", "ask_user"}, {"toolCallId", tool_call_id},
+           {"question", question}, {"choices", choices}});
+  pending->on_cancel = cancel.on_cancel([this, interaction_id] {
+    std::shared_ptr<PendingQuestion> taken;
+    {
+      std::lock_guard<std::mutex> guard(questions_mu_);
+      auto it = questions_.find(interaction_id);
+      if (it == questions_.end()) return;
+      taken = std::move(it->second);
+      questions_.erase(it);
+    }
+    taken->answered(fail(codes::kCancelled, "the question was withdrawn: the turn was interrupted"));
+  });
+}
+
+void EngineCore::Impl::answer_interaction(const Op& op) {
+  const std::string id = op.params.value("interactionId", "");
+  const json& response = op.params.contains("response") ? op.params["response"] : json();
+  if (!response.is_string()) {
+    return reject(op, "", Error(codes::kInvalidArgument, "'response' must be a string"));
+  }
+  std::shared_ptr<PendingQuestion> taken;
+  {
+    std::lock_guard<std::mutex> guard(questions_mu_);
+    auto it = questions_.find(id);
+    if (it != questions_.end()) {
+      taken = std::move(it->second);
+      questions_.erase(it);
+    }
+  }
+  if (!taken) return reject(op, "", Error(codes::kInteractionNotFound, "no open question " + id));
+  ack(op, taken->thread_id, {{"interactionId", id}});
+  taken->answered(response.get<std::string>());
+}
+
+}  // namespace keel

@@ -1,0 +1,89 @@
+// engine/engine_core.h — EngineCore: runs agent turns for many threads at once.
+//
+// Each thread is owned by one ThreadActor (an Asio strand): everything that touches a thread — its ops,
+// its turn loop, its events — runs serially there, while different threads run in parallel on the engine's
+// io_context. The turn loop is a coroutine (engine/turn_runner.h) that follows spec §2; interrupt cancels
+// the turn's CancellationSource, which reaches the provider request and the running tool at once.
+//
+// The engine knows its collaborators only through their interfaces: Store (through repositories), Provider,
+// ToolRegistry/AgentTool, Gatekeeper, Clock, IdSource. Clients talk to it through an EngineTransport
+// (DirectTransport in-process); answers and progress come back as AgentEvents (keel/protocol.h and
+// docs/protocol.md).
+//
+// Durability: every step is a store transaction; an ACK, an event reporting a persisted fact, and
+// turn.complete are published only after their transaction committed.
+//
+// Thread-safety: submit() and subscribe() may be called from any thread. The destructor interrupts running
+// turns, waits for them to write their terminal state, and stops the engine's threads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "keel/clock.h"
+#include "keel/ids.h"
+#include "keel/protocol.h"
+#include "keel/provider.h"
+#include "keel/store.h"
+#include "keel/tool_registry.h"
+#include "keel/transport.h"
+#include "policy/gatekeeper.h"
+#include "tools/builtin/ask_user_tool.h"
+
+namespace keel {
+
+struct ModelSettings {
+  std::string model = "default";
+  std::string system_prompt = "You are keel, a careful assistant that uses tools to get work done.";
+  bool tool_use = true;  // false: the run binds an empty registry (no tool schema is sent)
+  bool vision = true;    // false: no screenshot tool; image inputs are refused before the provider call
+  std::optional<int64_t> max_output_tokens;
+  nlohmann::json parameters = nlohmann::json::object();
+};
+
+struct EngineOptions {
+  ModelSettings model;
+  // Title generation: a best-effort call to this model through `task_provider` on a thread's first turn.
+  std::optional<std::string> task_model;
+  std::optional<int64_t> default_budget_tokens;
+  size_t max_tool_output_chars = 30000;
+  int io_threads = 1;
+};
+
+// Everything the engine uses but does not own. All must outlive the engine.
+struct EngineDeps {
+  Store* store = nullptr;
+  Provider* provider = nullptr;
+  Provider* task_provider = nullptr;  // optional
+  ToolRegistry* tools = nullptr;
+  Gatekeeper* gatekeeper = nullptr;
+  const Clock* clock = nullptr;
+  IdSource* ids = nullptr;
+};
+
+class EngineCore {
+ public:
+  EngineCore(EngineDeps deps, EngineOptions options);
+  ~EngineCore();
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  // Accepts an op; its answer arrives as command.ack / command.rejected. Never blocks on the op's work.
+  void submit(Op op);
+  [[nodiscard]] std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback);
+
+  // The engine's side of the ask_user tool: questions become interaction.request events, answers come
+  // back through interaction.response ops. (Durable interactions come with the approvals work.)
+  builtin::UserPrompter& user_prompter();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace keel

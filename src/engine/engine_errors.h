@@ -1,0 +1,20 @@
+// engine/engine_errors.h — error codes of the engine layer (stable, part of the protocol).
+#pragma once
+
+#include "keel/error_codes.h"
+
+namespace keel::codes {
+
+inline constexpr char kProviderProtocol[] = "provider.protocol_error";
+inline constexpr char kProviderFailed[] = "provider.error";
+inline constexpr char kTurnBusy[] = "turn.busy";
+inline constexpr char kThreadBusy[] = "thread.busy";
+inline constexpr char kRunNotResumable[] = "run.not_resumable";
+inline constexpr char kImageUnsupported[] = "input.image_unsupported";
+inline constexpr char kInputInvalid[] = "input.invalid";
+inline constexpr char kToolUnknown[] = "tool.unknown";
+inline constexpr char kToolArgumentsNotJson[] = "tool.arguments_not_json";
+inline constexpr char kToolFailed[] = "tool.failed";
+inline constexpr char kEngineShutdown[] = "engine.shutting_down";
+
+}  // namespace keel::codes

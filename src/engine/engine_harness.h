@@ -1,0 +1,268 @@
+// engine/engine_harness.h — a whole engine on a temporary SQLite store, for integration tests and
+// benchmarks: scripted provider, manual clock, sequential ids, a DirectTransport and an event log.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "keel/error_codes.h"
+#include "keel/tool_registry.h"
+#include "store/thread_repository.h"
+#include "testing/manual_clock.h"
+#include "testing/scripted_provider.h"
+#include "testing/sequential_ids.h"
+#include "testing/temp_dir.h"
+#include "transport/direct_transport.h"
+
+namespace keel::testing {
+
+// Collects every event a subscriber receives; tests wait on it.
+class EventLog {
+ public:
+  void add(const AgentEvent& event) {
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      events_.push_back(event);
+    }
+    cv_.notify_all();
+  }
+  // Waits until `pred(events)` holds. A generous bound keeps a broken engine from hanging the suite; it is
+  // a hang guard, not a timing assertion.
+  bool wait_until(const std::function<bool(const std::vector<AgentEvent>&)>& pred,
+                  std::chrono::seconds bound = std::chrono::seconds(30)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, bound, [&] { return pred(events_); });
+  }
+  bool wait_count(const std::string& type, size_t n) {
+    return wait_until([&](const auto& events) { return count_in(events, type) >= n; });
+  }
+  std::vector<AgentEvent> events() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return events_;
+  }
+  std::vector<AgentEvent> of_type(const std::string& type) const {
+    std::vector<AgentEvent> out;
+    for (const AgentEvent& event : events()) {
+      if (event.type == type) out.push_back(event);
+    }
+    return out;
+  }
+  // Event types in order, optionally without item.delta (whose count depends on chunking).
+  std::vector<std::string> types(bool with_deltas = true) const {
+    std::vector<std::string> out;
+    for (const AgentEvent& event : events()) {
+      if (with_deltas || !event.is_delta()) out.push_back(event.type);
+    }
+    return out;
+  }
+  static size_t count_in(const std::vector<AgentEvent>& events, const std::string& type) {
+    size_t n = 0;
+    for (const AgentEvent& event : events) n += event.type == type ? 1 : 0;
+    return n;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<AgentEvent> events_;
+};
+
+// Test tools with predictable behaviour.
+class LambdaTool final : public AgentTool {
+ public:
+  using Body = std::function<void(ToolCallContext, nlohmann::json, std::function<void(Result<ToolResult>)>)>;
+  LambdaTool(ToolSpec spec, Body body) : spec_(std::move(spec)), body_(std::move(body)) {}
+  const ToolSpec& spec() const override { return spec_; }
+  void execute(ToolCallContext context, nlohmann::json params,
+               std::function<void(Result<ToolResult>)> done) override {
+    body_(std::move(context), std::move(params), std::move(done));
+  }
+
+ private:
+  ToolSpec spec_;
+  Body body_;
+};
+
+inline ToolSpec simple_spec(std::string name, ToolEffects effects = ToolEffects::kRead) {
+  ToolSpec spec;
+  spec.name = std::move(name);
+  spec.label = spec.name;
+  spec.description = "a test tool";
+  spec.parameters = {{"type", "object"},
+                     {"properties", {{"text", {{"type", "string"}}}}},
+                     {"additionalProperties", false}};
+  spec.effects = effects;
+  return spec;
+}
+
+struct HarnessOptions {
+  EngineOptions engine;
+  Synchronous synchronous = Synchronous::kOff;
+  Gatekeeper* gatekeeper = nullptr;  // default: allow all
+  bool with_task_provider = false;
+};
+
+class EngineHarness {
+ public:
+  explicit EngineHarness(HarnessOptions options = {}) : options_(std::move(options)) {
+    auto store = open_sqlite_store({.path = dir.file("keel.db"), .synchronous = options_.synchronous});
+    EXPECT_TRUE(store) << store.error().to_string();
+    store_ = std::move(store).value();
+    register_test_tools();
+  }
+
+  // Starts the engine (tests register extra tools or script responses first if they like).
+  void start() {
+    EngineDeps deps{store_.get(), &provider, options_.with_task_provider ? &task_provider : nullptr, &tools,
+                    options_.gatekeeper ? options_.gatekeeper : &allow_all_, &clock, &ids};
+    engine = std::make_unique<EngineCore>(deps, options_.engine);
+    transport = std::make_unique<DirectTransport>(*engine);
+    subscription = transport->on_event([this](const AgentEvent& event) { log.add(event); });
+  }
+
+  void stop() {
+    subscription.reset();
+    transport.reset();
+    engine.reset();
+  }
+
+  ~EngineHarness() { stop(); }
+
+  // Sends an op and waits for its answer (ack or rejection); returns that event.
+  AgentEvent request(const std::string& method, nlohmann::json params) {
+    const std::string submission = "sub-" + std::to_string(++submissions_);
+    transport->send(Op{method, "test-client", submission, std::move(params)});
+    AgentEvent answer;
+    EXPECT_TRUE(log.wait_until([&](const std::vector<AgentEvent>& events) {
+      for (const AgentEvent& event : events) {
+        if ((event.type == "command.ack" || event.type == "command.rejected") &&
+            event.payload.value("submissionId", "") == submission) {
+          answer = event;
+          return true;
+        }
+      }
+      return false;
+    })) << "no answer to " << method;
+    return answer;
+  }
+
+  std::string create_thread() {
+    AgentEvent ack = request("thread.create", {{"title", "test"}});
+    EXPECT_EQ(ack.type, "command.ack") << ack.payload.dump();
+    return ack.payload["result"].value("threadId", "");
+  }
+
+  // Submits a turn and waits for its turn.complete (the n-th one of the thread). Returns it.
+  AgentEvent run_turn(const std::string& thread_id, nlohmann::json input, nlohmann::json extra = nlohmann::json::object()) {
+    const size_t before = completes(thread_id);
+    nlohmann::json params = {{"threadId", thread_id}, {"input", std::move(input)}};
+    for (auto& [key, value] : extra.items()) params[key] = value;
+    AgentEvent ack = request("turn.submit", params);
+    EXPECT_EQ(ack.type, "command.ack") << ack.payload.dump();
+    return wait_complete(thread_id, before + 1);
+  }
+
+  size_t completes(const std::string& thread_id) const {
+    size_t n = 0;
+    for (const AgentEvent& event : log.events()) n += event.type == "turn.complete" && event.thread_id == thread_id;
+    return n;
+  }
+
+  AgentEvent wait_complete(const std::string& thread_id, size_t nth) {
+    AgentEvent found;
+    EXPECT_TRUE(log.wait_until([&](const std::vector<AgentEvent>& events) {
+      size_t n = 0;
+      for (const AgentEvent& event : events) {
+        if (event.type == "turn.complete" && event.thread_id == thread_id && ++n == nth) {
+          found = event;
+          return true;
+        }
+      }
+      return false;
+    })) << "turn " << nth << " of " << thread_id << " did not complete";
+    return found;
+  }
+
+  // The persisted path of the thread's current branch.
+  std::vector<NodeRecord> path(const std::string& thread_id) {
+    ThreadRepository threads(clock);
+    auto tx = store_->begin(TxMode::kRead);
+    EXPECT_TRUE(tx);
+    auto thread = threads.get(**tx, thread_id);
+    EXPECT_TRUE(thread);
+    if (!thread || !thread->leaf_node_id) return {};
+    auto path = threads.path_to(**tx, *thread->leaf_node_id);
+    EXPECT_TRUE(path);
+    return path ? *path : std::vector<NodeRecord>{};
+  }
+
+  std::vector<std::string> kinds(const std::string& thread_id) {
+    std::vector<std::string> out;
+    for (const NodeRecord& node : path(thread_id)) out.emplace_back(to_string(node.kind));
+    return out;
+  }
+
+  Store& store() { return *store_; }
+
+  TempDir dir;
+  ManualClock clock;
+  SequentialIdSource ids{"id"};
+  ScriptedProvider provider;
+  ScriptedProvider task_provider;
+  ToolRegistry tools;
+  std::unique_ptr<EngineCore> engine;
+  std::unique_ptr<DirectTransport> transport;
+  std::unique_ptr<EventSubscription> subscription;
+  EventLog log;
+
+ private:
+  void register_test_tools() {
+    auto add = [&](ToolSpec spec, LambdaTool::Body body) {
+      auto registered = tools.register_tool(std::make_shared<LambdaTool>(std::move(spec), std::move(body)));
+      EXPECT_TRUE(registered) << registered.error().to_string();
+    };
+    add(simple_spec("echo"), [](ToolCallContext, nlohmann::json params, auto done) {
+      done(text_result("echo: " + params.value("text", ""), {{"echoed", params.value("text", "")}}));
+    });
+    add(simple_spec("fail"), [](ToolCallContext, nlohmann::json, auto done) {
+      done(fail("test.tool_failed", "the tool failed on purpose"));
+    });
+    add(simple_spec("throw"), [](ToolCallContext, nlohmann::json, auto) -> void {
+      throw std::runtime_error("the tool threw on purpose");
+    });
+    add(simple_spec("write_note", ToolEffects::kWrite), [](ToolCallContext, nlohmann::json, auto done) {
+      done(text_result("note written"));
+    });
+    add(simple_spec("big"), [](ToolCallContext, nlohmann::json, auto done) {
+      done(text_result(std::string(100000, 'x')));
+    });
+    // Reports progress, then waits until the turn is interrupted.
+    add(simple_spec("block"), [this](ToolCallContext context, nlohmann::json, auto done) {
+      context.progress(ToolProgress{"working", nullptr});
+      auto shared_done = std::make_shared<std::function<void(Result<ToolResult>)>>(std::move(done));
+      auto registration = std::make_shared<CancellationRegistration>();
+      *registration = context.cancel.on_cancel([shared_done] {
+        (*shared_done)(fail(codes::kCancelled, "cancelled"));
+      });
+      std::lock_guard<std::mutex> guard(blocked_mu_);
+      blocked_.push_back(registration);
+    });
+  }
+
+  HarnessOptions options_;
+  AllowAllGatekeeper allow_all_;
+  std::unique_ptr<Store> store_;
+  int submissions_ = 0;
+  std::mutex blocked_mu_;
+  std::vector<std::shared_ptr<CancellationRegistration>> blocked_;
+};
+
+}  // namespace keel::testing

@@ -1,0 +1,156 @@
+// engine/engine_impl.h — EngineCore's insides, shared by engine_core.cc and turn_runner.cc. Not a public
+// interface: it includes Asio, and only the engine's own files include it.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/async_inbox.h"
+#include "engine/engine_core.h"
+#include "engine/event_bus.h"
+#include "keel/cancellation.h"
+#include "store/commands.h"
+#include "store/queue_repository.h"
+#include "store/records.h"
+#include "store/run_repository.h"
+#include "store/session_context.h"
+#include "store/thread_repository.h"
+
+namespace keel {
+
+// The turn a thread is running, as its actor knows it.
+struct ActiveTurn {
+  std::string turn_id;
+  std::string run_id;
+  CancellationSource cancel;
+};
+
+// Owns one thread's serial execution. Every member is touched only on `strand`.
+class ThreadActor {
+ public:
+  ThreadActor(std::string id, Strand s) : thread_id(std::move(id)), strand(std::move(s)) {}
+  const std::string thread_id;
+  Strand strand;
+  SessionContextBuilder context;
+  std::optional<ActiveTurn> active;
+};
+
+class EngineCore::Impl final : public builtin::UserPrompter {
+ public:
+  Impl(EngineDeps deps, EngineOptions options);
+  ~Impl() override;
+
+  void submit(Op op);
+  std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback) {
+    return bus_.subscribe(std::move(callback));
+  }
+
+  // UserPrompter (the ask_user tool).
+  void ask(std::string tool_call_id, std::string thread_id, std::string question, std::vector<std::string> choices,
+           CancellationToken cancel, std::function<void(Result<std::string>)> answered) override;
+
+  // ---- used by the turn runner (on the thread's strand) ----
+  AgentEvent publish(std::string type, const std::string& thread_id, nlohmann::json payload) {
+    return bus_.publish(std::move(type), thread_id, std::move(payload));
+  }
+  // Runs `body` in one write transaction and commits it.
+  template <typename F>
+  auto write(F&& body) -> decltype(body(std::declval<Transaction&>())) {
+    auto tx = store().begin(TxMode::kWrite);
+    if (!tx) return std::unexpected((std::move(tx)).error());
+    auto result = body(**tx);
+    if (!result) return result;
+    auto committed = (*tx)->commit();
+    if (!committed) return std::unexpected(std::move(committed).error());
+    return result;
+  }
+
+  Store& store() { return *deps_.store; }
+  const EngineDeps& deps() const { return deps_; }
+  const EngineOptions& options() const { return options_; }
+  ThreadRepository& threads() { return threads_; }
+  RunRepository& runs() { return runs_; }
+  boost::asio::io_context& io() { return io_; }
+
+  // Called on the actor's strand when its turn's coroutine has ended.
+  void turn_finished(const std::shared_ptr<ThreadActor>& actor);
+
+ private:
+  std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id);
+  void handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op);
+  void handle_engine_op(Op op);
+  void ack(const Op& op, const std::string& thread_id, nlohmann::json result, bool replayed = false);
+  void reject(const Op& op, const std::string& thread_id, const Error& error);
+  void run_store_command(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void answer_interaction(const Op& op);
+  void read_thread(const Op& op);
+  void list_threads(const Op& op);
+  void start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
+                    std::string first_input_text);
+  void publish_queue(const std::string& thread_id);
+
+  EngineDeps deps_;
+  EngineOptions options_;
+  ThreadRepository threads_;
+  RunRepository runs_;
+  QueueRepository queue_;
+  StoreCommands commands_;
+  EventBus bus_;
+
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  Strand control_;  // engine-wide ops (thread.create, thread.list, interaction answers)
+  std::vector<std::thread> io_threads_;
+
+  std::mutex actors_mu_;
+  std::map<std::string, std::shared_ptr<ThreadActor>> actors_;
+
+  // Running coroutines (turns and title tasks); the destructor waits for zero.
+  std::mutex running_mu_;
+  std::condition_variable running_cv_;
+  int running_ = 0;
+  CancellationSource shutdown_;
+
+  struct PendingQuestion {
+    std::string thread_id;
+    std::function<void(Result<std::string>)> answered;
+    CancellationRegistration on_cancel;
+  };
+  std::mutex questions_mu_;
+  std::map<std::string, std::shared_ptr<PendingQuestion>> questions_;
+
+ public:
+  // Counts a coroutine in or out of `running_`.
+  void enter_running() {
+    std::lock_guard<std::mutex> guard(running_mu_);
+    ++running_;
+  }
+  void leave_running() {
+    {
+      std::lock_guard<std::mutex> guard(running_mu_);
+      --running_;
+    }
+    running_cv_.notify_all();
+  }
+  CancellationToken shutdown_token() const { return shutdown_.token(); }
+};
+
+// Spawns the turn loop of `run` on the actor's strand (engine/turn_runner.cc).
+void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
+                       CancellationToken cancel);
+// Spawns best-effort title generation for a thread's first turn.
+void spawn_title_task(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string first_input);
+
+}  // namespace keel

@@ -1,0 +1,50 @@
+// engine/event_bus.h — fan-out of AgentEvents to subscribers, in order, without letting one stall the engine.
+//
+// publish() stamps the event with the next seq of its thread and appends it to every subscriber's mailbox;
+// it never waits for a subscriber. Each subscription has its own delivery thread that calls the callback
+// with one event at a time, in mailbox order. Callers publish a thread's events from that thread's actor,
+// so each subscriber sees a thread's events in seq order.
+//
+// A subscriber that falls behind (more than kCoalesceAfter events waiting) gets consecutive item.delta
+// events of the same item merged into one: text and reasoning concatenated, the latest tool progress kept,
+// the seq of the last part. Nothing else is ever merged or dropped.
+//
+// Thread-safe. Destroying the bus cancels every subscription.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "keel/protocol.h"
+#include "keel/transport.h"
+
+namespace keel {
+
+class Mailbox;
+
+class EventBus {
+ public:
+  static constexpr size_t kCoalesceAfter = 64;
+
+  EventBus() = default;
+  ~EventBus();
+  EventBus(const EventBus&) = delete;
+  EventBus& operator=(const EventBus&) = delete;
+
+  // Returns the event as published (with its seq).
+  AgentEvent publish(std::string type, std::string thread_id, nlohmann::json payload);
+  [[nodiscard]] std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, uint64_t> next_seq_;
+  std::vector<std::weak_ptr<Mailbox>> mailboxes_;
+};
+
+}  // namespace keel

@@ -1,0 +1,768 @@
+// The turn loop (spec §1, §2): one coroutine per running turn, on its thread's strand.
+//
+//   loop {
+//     [steer cutoff — spec §3; the steering work adds it here, before the context is built]
+//     build the session context once; stream the model (item.delta);
+//     transaction(assistant_message + usage + step cursor [+ completion when there is nothing to run]);
+//     item.complete, token.usage; no tool calls -> turn.complete;
+//     per call: stable node ids; unknown tool / bad arguments / refusal -> a result at once;
+//               otherwise transaction(tool_call + run state) -> execute -> transaction(tool_result + run state)
+//   }
+// Every event that reports a persisted fact is published after its transaction committed; turn.complete is
+// published last. Interrupt (the turn's cancellation) wakes the loop wherever it waits; it then writes a
+// partial reply, a result for a call in flight, a notice for the model, and the interrupted state.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <set>
+#include <variant>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_impl.h"
+#include "engine/response_assembler.h"
+#include "engine/tool_output.h"
+#include "store/node_body.h"
+#include "util/canonical_json.h"
+
+namespace keel {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kFailuresBeforeReminder = 3;
+constexpr int kFailuresBeforeToolsOff = 5;
+
+const char kReminderText[] =
+    "The last 3 tool calls failed. Step back: re-read what the tools returned and change your approach "
+    "instead of repeating the same call.";
+const char kToolsOffText[] =
+    "5 tool calls in a row failed, so tools are now disabled for this turn. Give your final reply to the "
+    "user with what you know, and say what did not work.";
+const char kInterruptNotice[] =
+    "The user interrupted the previous turn. Tools that were running may have partly run; check the current "
+    "state before repeating an action.";
+
+// What the loop waits for while the model streams or a tool runs.
+struct StreamDone {
+  Result<void> result;
+};
+struct ToolDone {
+  Result<ToolResult> result;
+};
+struct Interrupted {};
+using LoopInput = std::variant<ProviderEvent, StreamDone, ToolProgress, ToolDone, Interrupted>;
+using Inbox = AsyncInbox<LoopInput>;
+
+class InboxSink final : public ProviderSink {
+ public:
+  explicit InboxSink(std::shared_ptr<Inbox> inbox) : inbox_(std::move(inbox)) {}
+  void on_event(ProviderEvent event) override { inbox_->push(std::move(event)); }
+  void on_done(Result<void> result) override { inbox_->push(StreamDone{std::move(result)}); }
+
+ private:
+  std::shared_ptr<Inbox> inbox_;
+};
+
+json usage_json(const TokenUsage& u) {
+  return {{"inputTokens", u.input_tokens}, {"outputTokens", u.output_tokens}, {"cachedInputTokens", u.cached_input_tokens},
+          {"reasoningTokens", u.reasoning_tokens}, {"totalTokens", u.total()}};
+}
+
+TokenUsage usage_from_json(const json& j) {
+  TokenUsage u;
+  if (!j.is_object()) return u;
+  u.input_tokens = j.value("inputTokens", int64_t{0});
+  u.output_tokens = j.value("outputTokens", int64_t{0});
+  u.cached_input_tokens = j.value("cachedInputTokens", int64_t{0});
+  u.reasoning_tokens = j.value("reasoningTokens", int64_t{0});
+  return u;
+}
+
+TokenUsage add(TokenUsage a, const TokenUsage& b) {
+  a.input_tokens += b.input_tokens;
+  a.output_tokens += b.output_tokens;
+  a.cached_input_tokens += b.cached_input_tokens;
+  a.reasoning_tokens += b.reasoning_tokens;
+  return a;
+}
+
+AssistantStopReason assistant_reason(StopReason reason) {
+  switch (reason) {
+    case StopReason::kToolUse:
+      return AssistantStopReason::kToolUse;
+    case StopReason::kEnd:
+      return AssistantStopReason::kEnd;
+    case StopReason::kMaxTokens:
+      return AssistantStopReason::kMaxTokens;
+    case StopReason::kContentFilter:
+      return AssistantStopReason::kContentFilter;
+    case StopReason::kError:
+      break;
+  }
+  return AssistantStopReason::kError;
+}
+
+json error_json(const Error& error) { return {{"code", error.code()}, {"message", error.message()}}; }
+
+json node_json(const NodeRecord& node) {
+  return {{"id", node.id}, {"kind", to_string(node.kind)}, {"body", node.body}};
+}
+
+NewNode make_node(std::string id, const std::string& thread_id, const std::string& run_id, NodeKind kind,
+                  json body) {
+  NewNode node;
+  node.id = std::move(id);
+  node.thread_id = thread_id;
+  node.run_id = run_id;
+  node.kind = kind;
+  node.body = std::move(body);
+  return node;
+}
+
+// One tool call of a response, after its id was made thread-unique.
+struct PlannedCall {
+  std::string tool_call_id;
+  std::string original_id;
+  std::string name;
+  std::string arguments_text;
+  json arguments = json::object();
+  std::optional<Error> argument_error;  // not JSON / not an object
+};
+
+class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
+ public:
+  TurnRunner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel)
+      : engine_(engine), actor_(std::move(actor)), run_(std::move(run)), cancel_(std::move(cancel)) {}
+
+  asio::awaitable<void> run();
+
+ private:
+  const std::string& thread_id() const { return actor_->thread_id; }
+  Clock const& clock() const { return *engine_.deps().clock; }
+  std::string new_id() { return engine_.deps().ids->next_id(); }
+  void publish(std::string type, json payload) { engine_.publish(std::move(type), thread_id(), std::move(payload)); }
+  void publish_run() {
+    publish("run.updated", {{"runId", run_.id}, {"state", to_string(run_.state)}, {"revision", run_.revision}});
+  }
+  void complete_turn(const std::string& stop_reason, json extra = json::object()) {
+    json payload = {{"turnId", run_.turn_id}, {"runId", run_.id}, {"stopReason", stop_reason}};
+    for (auto& [key, value] : extra.items()) payload[key] = value;
+    publish("turn.complete", std::move(payload));
+  }
+
+  std::shared_ptr<const ToolRegistryGeneration> bind_tools();
+  Result<ProviderRequest> build_request();
+  std::vector<PlannedCall> plan_calls(const AssembledResponse& response);
+
+  // Each returns false when the turn has ended (its terminal state written and published).
+  asio::awaitable<bool> step();
+  asio::awaitable<bool> run_call(PlannedCall call, std::string assistant_node_id);
+
+  void finish_failed(const Error& error, std::optional<NewNode> assistant = std::nullopt);
+  void finish_interrupted(std::string partial_text, std::optional<std::pair<PlannedCall, std::string>> in_flight);
+  void report_unpersisted(const Error& error);
+  // The failure breaker: updates the streak for one result and returns notices to persist with it.
+  std::vector<std::string> count_result(bool failed, bool refused);
+
+  EngineCore::Impl& engine_;
+  std::shared_ptr<ThreadActor> actor_;
+  RunRecord run_;
+  CancellationToken cancel_;
+  std::shared_ptr<const ToolRegistryGeneration> tools_;
+  bool tools_off_ = false;
+  std::set<std::string> known_call_ids_;
+};
+
+std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
+  const ModelSettings& model = engine_.options().model;
+  if (!model.tool_use) return ToolRegistry::empty_generation();  // no schema is sent at all
+  auto generation = engine_.deps().tools->snapshot();
+  if (!model.vision) {
+    generation = generation->filtered([](const ToolDescriptor& d) { return d.name != "screenshot"; });
+  }
+  return generation;
+}
+
+Result<ProviderRequest> TurnRunner::build_request() {
+  const ModelSettings& model = engine_.options().model;
+  auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
+  ThreadRecord thread = KEEL_TRY(engine_.threads().get(*tx, thread_id()));
+  ProviderRequest request;
+  if (thread.leaf_node_id) {
+    auto messages = KEEL_TRY(actor_->context.build(*tx, *thread.leaf_node_id));
+    request.messages.assign(messages.begin(), messages.end());
+  }
+  KEEL_TRY(tx->commit());
+  known_call_ids_.clear();
+  for (const Message& message : request.messages) {
+    for (const ToolCall& call : message.tool_calls) known_call_ids_.insert(call.id);
+    if (!message.tool_call_id.empty()) known_call_ids_.insert(message.tool_call_id);
+    if (!model.vision) {
+      for (const ContentBlock& block : message.content) {
+        if (block.kind == ContentBlock::Kind::kImage) {
+          return fail(codes::kImageUnsupported, "the conversation holds an image but the model '" + model.model +
+                                                    "' does not accept images");
+        }
+      }
+    }
+  }
+  request.model = model.model;
+  request.system_prompt = model.system_prompt;
+  request.max_output_tokens = model.max_output_tokens;
+  request.parameters = model.parameters;
+  if (!tools_off_) {
+    for (const auto& [name, tool] : tools_->tools()) request.tools.push_back(tool.descriptor->provider_tool());
+  }
+  return request;
+}
+
+std::vector<PlannedCall> TurnRunner::plan_calls(const AssembledResponse& response) {
+  std::vector<PlannedCall> calls;
+  for (const AssembledToolCall& call : response.tool_calls) {
+    PlannedCall planned;
+    planned.original_id = call.provider_id;
+    planned.name = call.name;
+    planned.arguments_text = call.arguments_text;
+    // Spec §2: an empty id, or one the thread's history already has, gets a thread-unique replacement
+    // before it is persisted.
+    planned.tool_call_id = call.provider_id;
+    if (planned.tool_call_id.empty() || known_call_ids_.contains(planned.tool_call_id)) {
+      planned.tool_call_id = "call_" + new_id();
+    }
+    known_call_ids_.insert(planned.tool_call_id);
+    std::string_view text = call.arguments_text;
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) text = "{}";
+    auto parsed = parse_json(text);
+    if (!parsed) {
+      planned.argument_error = Error(codes::kToolArgumentsNotJson, "the arguments are not valid JSON (" +
+                                                                       parsed.error().message() + "): " +
+                                                                       call.arguments_text.substr(0, 200));
+    } else if (!parsed->is_object()) {
+      planned.argument_error = Error(codes::kToolArgumentsNotJson, "the arguments must be a JSON object, got: " +
+                                                                       call.arguments_text.substr(0, 200));
+    } else {
+      planned.arguments = std::move(parsed).value();
+    }
+    calls.push_back(std::move(planned));
+  }
+  return calls;
+}
+
+std::vector<std::string> TurnRunner::count_result(bool failed, bool refused) {
+  std::vector<std::string> notices;
+  if (refused) return notices;  // user and policy refusals neither count nor reset (spec §1)
+  if (!failed) {
+    run_.failure_streak = 0;
+    return notices;
+  }
+  run_.failure_streak += 1;
+  if (run_.failure_streak == kFailuresBeforeReminder) notices.push_back(kReminderText);
+  if (run_.failure_streak >= kFailuresBeforeToolsOff && !tools_off_) {
+    tools_off_ = true;
+    notices.push_back(kToolsOffText);
+  }
+  return notices;
+}
+
+asio::awaitable<void> TurnRunner::run() {
+  tools_ = bind_tools();
+  tools_off_ = run_.failure_streak >= kFailuresBeforeToolsOff;
+  // (Not `while (co_await step())`: g++ 12 miscompiles co_await in a loop condition.)
+  for (;;) {
+    const bool more = co_await step();
+    if (!more) break;
+  }
+  co_return;
+}
+
+asio::awaitable<bool> TurnRunner::step() {
+  if (cancel_.is_cancelled()) {
+    finish_interrupted("", std::nullopt);
+    co_return false;
+  }
+  // §1 token budget: checked before each request, so a paused run resumes with a fresh request.
+  const TokenUsage used = usage_from_json(run_.usage);
+  if (run_.budget_tokens && used.total() >= *run_.budget_tokens) {
+    auto paused = engine_.write([&](Transaction& tx) {
+      RunUpdate update;
+      update.stop_reason = "budget_pause";
+      return engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kBudgetPaused, update);
+    });
+    if (!paused) {
+      report_unpersisted(paused.error());
+      co_return false;
+    }
+    run_ = *paused;
+    publish_run();
+    complete_turn("budget_pause", {{"usage", usage_json(used)}, {"budgetTokens", *run_.budget_tokens}});
+    co_return false;
+  }
+
+  // [Spec §3's steer cutoff belongs here: take the admitted steers and materialize them onto the leaf,
+  //  exactly once per request, before the context is built.]
+  auto request = build_request();
+  if (!request) {
+    finish_failed(request.error());
+    co_return false;
+  }
+
+  const std::string assistant_id = new_id();
+  publish("item.start", {{"itemId", assistant_id}, {"kind", "assistant_message"}, {"turnId", run_.turn_id}});
+
+  auto inbox = std::make_shared<Inbox>(actor_->strand);
+  CancellationRegistration on_cancel = cancel_.on_cancel([inbox] { inbox->push(Interrupted{}); });
+  // The request's own cancellation: fired by an interrupt, or by the loop when the stream turns out
+  // malformed and must be abandoned.
+  auto request_cancel = std::make_shared<CancellationSource>();
+  CancellationRegistration forward = cancel_.on_cancel([request_cancel] { request_cancel->cancel("interrupted"); });
+  engine_.deps().provider->stream(std::move(*request), request_cancel->token(), std::make_shared<InboxSink>(inbox));
+
+  ResponseAssembler assembler;
+  std::optional<Error> stream_error;
+  while (true) {
+    LoopInput input = co_await inbox->next();
+    if (std::holds_alternative<Interrupted>(input)) {
+      finish_interrupted(assembler.partial_text(), std::nullopt);
+      co_return false;
+    }
+    if (auto* done = std::get_if<StreamDone>(&input)) {
+      if (!done->result) stream_error = done->result.error();
+      break;
+    }
+    if (auto* event = std::get_if<ProviderEvent>(&input)) {
+      if (auto added = assembler.add(*event); !added) {
+        stream_error = added.error();
+        request_cancel->cancel("protocol error");
+        break;
+      }
+      if (auto* text = std::get_if<provider_event::TextDelta>(event)) {
+        publish("item.delta", {{"itemId", assistant_id}, {"text", text->text}});
+      } else if (auto* reasoning = std::get_if<provider_event::ReasoningDelta>(event)) {
+        publish("item.delta", {{"itemId", assistant_id}, {"reasoning", reasoning->text}});
+      }
+    }
+  }
+  if (stream_error) {
+    if (stream_error->code() == codes::kCancelled && cancel_.is_cancelled()) {
+      finish_interrupted(assembler.partial_text(), std::nullopt);
+      co_return false;
+    }
+    Error error = stream_error->code().starts_with("provider.") || stream_error->code() == codes::kCancelled
+                      ? *stream_error
+                      : Error(codes::kProviderFailed, stream_error->to_string(), stream_error->retryable());
+    finish_failed(error);
+    co_return false;
+  }
+  auto response = assembler.finish();
+  if (!response) {
+    // Fail closed: keep what the model said for the record, run no tool.
+    AssistantMessageBody body{.content = {}, .stop_reason = AssistantStopReason::kError,
+                              .provider_stop_reason = "protocol_error"};
+    ContentBlock said;
+    said.text = assembler.partial_text();
+    if (!said.text.empty()) body.content.push_back(std::move(said));
+    std::optional<NewNode> node;
+    if (auto encoded = encode_assistant_message(body)) {
+      (*encoded)["protocolError"] = response.error().message();
+      node = make_node(assistant_id, thread_id(), run_.id, NodeKind::kAssistantMessage, std::move(*encoded));
+    }
+    finish_failed(response.error(), std::move(node));
+    co_return false;
+  }
+
+  std::vector<PlannedCall> calls = plan_calls(*response);
+  const TokenUsage step_usage = response->usage;
+  const TokenUsage total = add(used, step_usage);
+  // With tools off (the breaker), this reply is the last whatever it asks for.
+  const bool final = calls.empty() || tools_off_;
+  AssistantMessageBody body{.content = response->content, .stop_reason = assistant_reason(response->stop_reason),
+                            .provider_stop_reason = response->provider_stop_reason,
+                            .usage = usage_json(step_usage)};
+  auto encoded = encode_assistant_message(body);
+  if (!encoded) {
+    finish_failed(encoded.error());
+    co_return false;
+  }
+  struct Written {
+    NodeRecord assistant;
+    std::vector<NodeRecord> extra;
+    RunRecord run;
+  };
+  auto written = engine_.write([&](Transaction& tx) -> Result<Written> {
+    Written w;
+    w.assistant = KEEL_TRY(engine_.threads().append(
+        tx, make_node(assistant_id, thread_id(), run_.id, NodeKind::kAssistantMessage, *encoded)));
+    if (final && !calls.empty()) {
+      // Tools are off: each call still gets a result, so every provider accepts the history.
+      for (const PlannedCall& call : calls) {
+        auto call_body = KEEL_TRY(encode_tool_call(ToolCallBody{.tool_call_id = call.tool_call_id, .name = call.name,
+                                                                 .arguments = call.arguments,
+                                                                 .assistant_node_id = assistant_id}));
+        w.extra.push_back(KEEL_TRY(engine_.threads().append(
+            tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kToolCall, std::move(call_body)))));
+        auto result_body = KEEL_TRY(encode_tool_result(ToolResultBody{
+            .tool_call_id = call.tool_call_id,
+            .content = text_result("Not run: tools are disabled for the rest of this turn.").content,
+            .is_error = true}));
+        w.extra.push_back(KEEL_TRY(engine_.threads().append(
+            tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kToolResult, std::move(result_body)))));
+      }
+    }
+    RunUpdate update;
+    update.usage = usage_json(total);
+    update.step_cursor = run_.step_cursor + 1;
+    update.provider_stop_reason = response->provider_stop_reason;
+    if (final) update.stop_reason = std::string(to_string(response->stop_reason));
+    w.run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt,
+                                               final ? RunState::kCompleted : RunState::kExecutingTool, update));
+    return w;
+  });
+  if (!written) {
+    report_unpersisted(written.error());
+    co_return false;
+  }
+  run_ = written->run;
+  publish("item.complete", {{"itemId", assistant_id}, {"kind", "assistant_message"}, {"turnId", run_.turn_id},
+                            {"node", node_json(written->assistant)}});
+  for (const NodeRecord& node : written->extra) {
+    publish("item.complete", {{"itemId", node.id}, {"kind", to_string(node.kind)}, {"turnId", run_.turn_id},
+                              {"node", node_json(node)}});
+  }
+  publish("token.usage", {{"turnId", run_.turn_id}, {"runId", run_.id}, {"usage", usage_json(step_usage)},
+                          {"total", usage_json(total)}});
+  publish_run();
+  if (final) {
+    json extra = {{"providerStopReason", response->provider_stop_reason}};
+    // max_tokens and content_filter: the UI says the reply may be incomplete.
+    if (response->stop_reason == StopReason::kMaxTokens || response->stop_reason == StopReason::kContentFilter) {
+      extra["mayBeIncomplete"] = true;
+    }
+    complete_turn(std::string(to_string(response->stop_reason)), std::move(extra));
+    co_return false;
+  }
+  for (const PlannedCall& call : calls) {
+    const bool ran = co_await run_call(call, assistant_id);
+    if (!ran) co_return false;
+  }
+  co_return true;
+}
+
+asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, std::string assistant_node_id) {
+  const std::string call_node_id = new_id();
+  const std::string result_node_id = new_id();
+  auto call_body = encode_tool_call(ToolCallBody{.tool_call_id = call.tool_call_id, .name = call.name,
+                                                 .arguments = call.arguments, .assistant_node_id = assistant_node_id});
+  if (!call_body) {
+    finish_failed(call_body.error());
+    co_return false;
+  }
+  if (call.original_id != call.tool_call_id) (*call_body)["providerToolCallId"] = call.original_id;
+  if (call.argument_error) (*call_body)["argumentsText"] = call.arguments_text;
+
+  // Decide whether the call can run, before anything is written.
+  std::optional<Error> immediate_error;
+  std::optional<std::string> refusal;
+  const RegisteredTool* tool = nullptr;
+  ToolTarget target;
+  if (cancel_.is_cancelled()) {
+    finish_interrupted("", std::nullopt);
+    co_return false;
+  }
+  if (tools_off_) {
+    immediate_error = Error(codes::kToolFailed, "Not run: tools are disabled for the rest of this turn.");
+  } else if (call.argument_error) {
+    immediate_error = call.argument_error;
+  } else if ((tool = tools_->find(call.name)) == nullptr) {
+    std::string names;
+    for (const auto& [name, registered] : tools_->tools()) names += (names.empty() ? "" : ", ") + name;
+    immediate_error = Error(codes::kToolUnknown, "There is no tool named '" + call.name + "'. Available tools: " +
+                                                     (names.empty() ? "none" : names) + ".");
+  } else if (auto valid = tool->validator->validate(call.arguments); !valid) {
+    immediate_error = Error(valid.error().code(), "The arguments do not match the tool's schema: " +
+                                                      valid.error().message() + ". Fix them and call again.");
+  } else if (auto resolved = tool->implementation->resolve_target(call.arguments); !resolved) {
+    immediate_error = resolved.error();
+  } else {
+    target = *resolved;
+    GateRequest gate{thread_id(), call.tool_call_id, tool->descriptor.get(), &call.arguments, target};
+    GateVerdict verdict = engine_.deps().gatekeeper->check(gate);
+    if (verdict.kind == GateVerdict::Kind::kDeny) refusal = verdict.reason;
+  }
+
+  auto append_notices = [&](Transaction& tx, const std::vector<std::string>& notices,
+                            std::vector<NodeRecord>& out) -> Result<void> {
+    for (const std::string& text : notices) {
+      auto body = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
+      out.push_back(KEEL_TRY(
+          engine_.threads().append(tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(body)))));
+    }
+    return {};
+  };
+  auto publish_nodes = [&](const std::vector<NodeRecord>& nodes) {
+    for (const NodeRecord& node : nodes) {
+      publish("item.complete", {{"itemId", node.id}, {"kind", to_string(node.kind)}, {"turnId", run_.turn_id},
+                                {"node", node_json(node)}});
+    }
+  };
+
+  if (immediate_error || refusal) {
+    // The call and its result commit together: nothing ran in between.
+    const bool refused = refusal.has_value();
+    ToolResult result = refused ? text_result("The call was refused and not run: " + *refusal)
+                                : text_result(immediate_error->message(), {{"code", immediate_error->code()}});
+    std::vector<std::string> notices = count_result(!refused, refused);
+    auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+      std::vector<NodeRecord> nodes;
+      nodes.push_back(KEEL_TRY(engine_.threads().append(
+          tx, make_node(call_node_id, thread_id(), run_.id, NodeKind::kToolCall, *call_body))));
+      auto result_body = KEEL_TRY(encode_tool_result(ToolResultBody{
+          .tool_call_id = call.tool_call_id, .content = result.content, .is_error = true, .details = result.details}));
+      if (refused) result_body["refused"] = true;
+      nodes.push_back(KEEL_TRY(engine_.threads().append(
+          tx, make_node(result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(result_body)))));
+      KEEL_TRY(append_notices(tx, notices, nodes));
+      RunUpdate update;
+      update.failure_streak = run_.failure_streak;
+      RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kStreamingModel, update));
+      return std::make_pair(std::move(nodes), std::move(run));
+    });
+    if (!written) {
+      report_unpersisted(written.error());
+      co_return false;
+    }
+    run_ = written->second;
+    publish_nodes(written->first);
+    co_return true;
+  }
+
+  // The call's stable node and the run's pending tool commit before the tool runs.
+  auto started = engine_.write([&](Transaction& tx) -> Result<std::pair<NodeRecord, RunRecord>> {
+    NodeRecord node = KEEL_TRY(engine_.threads().append(
+        tx, make_node(call_node_id, thread_id(), run_.id, NodeKind::kToolCall, *call_body)));
+    RunUpdate update;
+    update.pending_tool = json{{"toolCallId", call.tool_call_id}, {"name", call.name}, {"nodeId", call_node_id}};
+    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kExecutingTool, update));
+    return std::make_pair(std::move(node), std::move(run));
+  });
+  if (!started) {
+    report_unpersisted(started.error());
+    co_return false;
+  }
+  run_ = started->second;
+  publish_nodes({started->first});
+  publish("item.start", {{"itemId", result_node_id}, {"kind", "tool_result"}, {"turnId", run_.turn_id},
+                         {"toolCallId", call.tool_call_id}, {"name", call.name}});
+
+  auto inbox = std::make_shared<Inbox>(actor_->strand);
+  CancellationRegistration on_cancel = cancel_.on_cancel([inbox] { inbox->push(Interrupted{}); });
+  ToolCallContext context;
+  context.tool_call_id = call.tool_call_id;
+  context.thread_id = thread_id();
+  context.cancel = cancel_;
+  context.progress = [inbox](ToolProgress progress) { inbox->push(std::move(progress)); };
+  try {
+    tool->implementation->execute(context, call.arguments,
+                                  [inbox](Result<ToolResult> result) { inbox->push(ToolDone{std::move(result)}); });
+  } catch (const std::exception& e) {
+    inbox->push(ToolDone{fail(codes::kToolFailed, std::string("the tool threw: ") + e.what())});
+  }
+  std::optional<Result<ToolResult>> outcome;
+  while (!outcome) {
+    LoopInput input = co_await inbox->next();
+    if (std::holds_alternative<Interrupted>(input)) {
+      finish_interrupted("", std::make_pair(call, result_node_id));
+      co_return false;
+    }
+    if (auto* progress = std::get_if<ToolProgress>(&input)) {
+      publish("item.delta", {{"itemId", result_node_id},
+                             {"toolProgress", {{"text", progress->text}, {"details", progress->details}}}});
+    } else if (auto* done = std::get_if<ToolDone>(&input)) {
+      outcome = std::move(done->result);
+    }
+  }
+  const bool failed = !*outcome;
+  ToolResult result = failed ? text_result(outcome->error().message(), {{"code", outcome->error().code()}})
+                             : std::move(**outcome);
+  BoundedToolOutput bounded = bound_tool_output(std::move(result), engine_.options().max_tool_output_chars);
+  std::vector<std::string> notices = count_result(failed, false);
+  auto settled = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+    std::vector<NodeRecord> nodes;
+    auto body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
+                                                           .content = bounded.content,
+                                                           .is_error = failed,
+                                                           .details = bounded.details}));
+    nodes.push_back(KEEL_TRY(engine_.threads().append(
+        tx, make_node(result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
+    KEEL_TRY(append_notices(tx, notices, nodes));
+    RunUpdate update;
+    update.clear_pending_tool = true;
+    update.failure_streak = run_.failure_streak;
+    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kStreamingModel, update));
+    return std::make_pair(std::move(nodes), std::move(run));
+  });
+  if (!settled) {
+    report_unpersisted(settled.error());
+    co_return false;
+  }
+  run_ = settled->second;
+  publish_nodes(settled->first);
+  co_return true;
+}
+
+void TurnRunner::finish_failed(const Error& error, std::optional<NewNode> assistant) {
+  auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::optional<NodeRecord>, RunRecord>> {
+    std::optional<NodeRecord> node;
+    if (assistant) node = KEEL_TRY(engine_.threads().append(tx, std::move(*assistant)));
+    RunUpdate update;
+    update.stop_reason = "error";
+    update.error = error.to_string();
+    update.clear_pending_tool = run_.pending_tool.has_value();
+    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kFailed, update));
+    return std::make_pair(std::move(node), std::move(run));
+  });
+  if (!written) return report_unpersisted(written.error());
+  run_ = written->second;
+  if (written->first) {
+    publish("item.complete", {{"itemId", written->first->id}, {"kind", "assistant_message"}, {"turnId", run_.turn_id},
+                              {"node", node_json(*written->first)}});
+  }
+  publish_run();
+  complete_turn("error", {{"error", error_json(error)}});
+}
+
+void TurnRunner::finish_interrupted(std::string partial_text,
+                                    std::optional<std::pair<PlannedCall, std::string>> in_flight) {
+  auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+    std::vector<NodeRecord> nodes;
+    if (!partial_text.empty()) {
+      // What the model had said before the interrupt stays in the history, marked as cut short.
+      ContentBlock said;
+      said.text = std::move(partial_text);
+      auto body = KEEL_TRY(encode_assistant_message(AssistantMessageBody{
+          .content = {std::move(said)}, .stop_reason = AssistantStopReason::kEnd, .provider_stop_reason = "interrupted"}));
+      body["interrupted"] = true;
+      nodes.push_back(KEEL_TRY(engine_.threads().append(
+          tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kAssistantMessage, std::move(body)))));
+    }
+    if (in_flight) {
+      // Every call in the history gets a result, so every provider accepts it.
+      auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
+          .tool_call_id = in_flight->first.tool_call_id,
+          .content = text_result("Interrupted by the user before the tool finished; it may have partly run.").content,
+          .is_error = true}));
+      body["interrupted"] = true;
+      nodes.push_back(KEEL_TRY(engine_.threads().append(
+          tx, make_node(in_flight->second, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
+    }
+    auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = kInterruptNotice, .for_model = true}));
+    nodes.push_back(KEEL_TRY(
+        engine_.threads().append(tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(notice)))));
+    RunUpdate update;
+    update.stop_reason = "interrupted";
+    update.clear_pending_tool = run_.pending_tool.has_value();
+    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kInterrupted, update));
+    return std::make_pair(std::move(nodes), std::move(run));
+  });
+  if (!written) return report_unpersisted(written.error());
+  run_ = written->second;
+  for (const NodeRecord& node : written->first) {
+    publish("item.complete", {{"itemId", node.id}, {"kind", to_string(node.kind)}, {"turnId", run_.turn_id},
+                              {"node", node_json(node)}});
+  }
+  publish_run();
+  complete_turn("interrupted");
+}
+
+void TurnRunner::report_unpersisted(const Error& error) {
+  // The store refused the write, so the turn cannot claim to be complete: the run keeps its last
+  // persisted state (recovery continues it) and clients learn why.
+  publish("run.updated", {{"runId", run_.id}, {"state", to_string(run_.state)}, {"revision", run_.revision},
+                          {"persisted", false}, {"error", error_json(error)}});
+}
+
+asio::awaitable<void> drive_turn(std::shared_ptr<TurnRunner> runner) { co_await runner->run(); }
+
+// ---- title generation ----
+
+class TitleTask {
+ public:
+  TitleTask(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string input)
+      : engine_(engine), actor_(std::move(actor)), input_(std::move(input)) {}
+
+  asio::awaitable<void> run() {
+    ProviderRequest request;
+    request.model = *engine_.options().task_model;
+    request.system_prompt =
+        "Write a title of at most 8 words for a conversation that starts with the user's message below. "
+        "Reply with the title only, no quotes.";
+    Message message;
+    ContentBlock block;
+    block.text = input_;
+    message.content.push_back(std::move(block));
+    request.messages.push_back(std::move(message));
+    request.max_output_tokens = 32;
+    auto inbox = std::make_shared<Inbox>(actor_->strand);
+    CancellationToken cancel = engine_.shutdown_token();
+    CancellationRegistration on_cancel = cancel.on_cancel([inbox] { inbox->push(Interrupted{}); });
+    engine_.deps().task_provider->stream(std::move(request), cancel, std::make_shared<InboxSink>(inbox));
+    std::string title;
+    while (true) {
+      LoopInput input = co_await inbox->next();
+      if (std::holds_alternative<Interrupted>(input)) co_return;
+      if (auto* done = std::get_if<StreamDone>(&input)) {
+        if (!done->result) co_return;  // best effort: the fallback title stays
+        break;
+      }
+      if (auto* event = std::get_if<ProviderEvent>(&input)) {
+        if (auto* text = std::get_if<provider_event::TextDelta>(event)) title += text->text;
+      }
+    }
+    const size_t start = title.find_first_not_of(" \t\r\n\"'");
+    const size_t end = title.find_last_not_of(" \t\r\n\"'");
+    if (start == std::string::npos) co_return;
+    title = title.substr(start, end - start + 1);
+    if (title.size() > 120) title.resize(120);
+    if (!canonical_json(json(title)) || title.find('\n') != std::string::npos) co_return;  // invalid UTF-8
+    auto updated = engine_.write([&](Transaction& tx) { return engine_.threads().set_title(tx, actor_->thread_id, title); });
+    if (!updated) co_return;
+    engine_.publish("thread.updated", actor_->thread_id,
+                    {{"threadId", actor_->thread_id}, {"title", updated->title}, {"revision", updated->revision}});
+  }
+
+ private:
+  EngineCore::Impl& engine_;
+  std::shared_ptr<ThreadActor> actor_;
+  std::string input_;
+};
+
+asio::awaitable<void> drive_title(std::shared_ptr<TitleTask> task) { co_await task->run(); }
+
+}  // namespace
+
+void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
+                       CancellationToken cancel) {
+  auto runner = std::make_shared<TurnRunner>(engine, actor, std::move(run), std::move(cancel));
+  Strand strand = actor->strand;
+  asio::co_spawn(strand, drive_turn(runner), [&engine, actor, runner](std::exception_ptr failure) {
+    if (failure) {
+      // A bug, not an expected failure: still end the turn visibly rather than leave it hanging.
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        engine.publish("run.updated", actor->thread_id,
+                       {{"persisted", false}, {"error", {{"code", codes::kInternal}, {"message", e.what()}}}});
+      }
+    }
+    engine.turn_finished(actor);
+  });
+}
+
+void spawn_title_task(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string first_input) {
+  auto task = std::make_shared<TitleTask>(engine, actor, std::move(first_input));
+  asio::co_spawn(actor->strand, drive_title(task), [&engine, task](std::exception_ptr) { engine.leave_running(); });
+}
+
+}  // namespace keel

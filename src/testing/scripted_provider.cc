@@ -1,0 +1,130 @@
+#include "testing/scripted_provider.h"
+
+#include <algorithm>
+
+#include "keel/error_codes.h"
+
+namespace keel::testing {
+
+namespace pe = provider_event;
+
+struct StalledStream {
+  std::shared_ptr<ProviderSink> sink;
+  std::vector<ScriptedStep> rest;
+  CancellationRegistration registration;
+};
+
+ScriptedResponse ScriptedResponse::text(std::string text, std::string provider_reason) {
+  ScriptedResponse response;
+  response.add(pe::TextDelta{std::move(text)});
+  response.add(pe::Finish{StopReason::kEnd, std::move(provider_reason)});
+  return response;
+}
+
+ScriptedResponse ScriptedResponse::tool_calls(std::vector<Call> calls, std::string text) {
+  ScriptedResponse response;
+  if (!text.empty()) response.add(pe::TextDelta{std::move(text)});
+  int index = 0;
+  for (Call& call : calls) {
+    response.add(pe::ToolCallStart{index, std::move(call.id), std::move(call.name)});
+    response.add(pe::ToolCallDelta{index, std::move(call.arguments)});
+    response.add(pe::ToolCallEnd{index});
+    ++index;
+  }
+  response.add(pe::Finish{StopReason::kToolUse, "tool_calls"});
+  return response;
+}
+
+ScriptedResponse ScriptedResponse::stall() {
+  ScriptedResponse response;
+  response.steps.push_back({ScriptedStep::Kind::kStallUntilCancelled, pe::TextDelta{}, std::nullopt});
+  return response;
+}
+
+ScriptedResponse ScriptedResponse::failure(Error error) {
+  ScriptedResponse response;
+  response.steps.push_back({ScriptedStep::Kind::kFail, pe::TextDelta{}, std::move(error)});
+  return response;
+}
+
+ScriptedResponse& ScriptedResponse::add(ProviderEvent event) {
+  steps.push_back({ScriptedStep::Kind::kEvent, std::move(event), std::nullopt});
+  return *this;
+}
+
+ScriptedResponse& ScriptedResponse::with_usage(int64_t input_tokens, int64_t output_tokens) {
+  ScriptedStep usage{ScriptedStep::Kind::kEvent, pe::Usage{TokenUsage{input_tokens, output_tokens, 0, 0}}, {}};
+  // Usage goes before Finish, where providers put it.
+  auto finish = std::find_if(steps.begin(), steps.end(), [](const ScriptedStep& step) {
+    return step.kind == ScriptedStep::Kind::kEvent && std::holds_alternative<pe::Finish>(step.event);
+  });
+  steps.insert(finish, std::move(usage));
+  return *this;
+}
+
+ScriptedProvider::ScriptedProvider(std::vector<ScriptedResponse> script)
+    : script_(std::make_move_iterator(script.begin()), std::make_move_iterator(script.end())) {}
+
+void ScriptedProvider::push(ScriptedResponse response) {
+  std::lock_guard<std::mutex> guard(mu_);
+  script_.push_back(std::move(response));
+}
+
+std::vector<ProviderRequest> ScriptedProvider::requests() const {
+  std::lock_guard<std::mutex> guard(mu_);
+  return requests_;
+}
+
+size_t ScriptedProvider::remaining() const {
+  std::lock_guard<std::mutex> guard(mu_);
+  return script_.size();
+}
+
+void ScriptedProvider::stream(ProviderRequest request, CancellationToken cancel,
+                              std::shared_ptr<ProviderSink> sink) {
+  std::optional<ScriptedResponse> response;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    requests_.push_back(std::move(request));
+    if (!script_.empty()) {
+      response = std::move(script_.front());
+      script_.pop_front();
+    }
+  }
+  if (!response) {
+    sink->on_done(fail("provider.script_exhausted", "the scripted provider has no response left"));
+    return;
+  }
+  for (size_t i = 0; i < response->steps.size(); ++i) {
+    ScriptedStep& step = response->steps[i];
+    if (cancel.is_cancelled()) {
+      sink->on_done(fail(codes::kCancelled, "the request was cancelled"));
+      return;
+    }
+    switch (step.kind) {
+      case ScriptedStep::Kind::kEvent:
+        sink->on_event(step.event);
+        break;
+      case ScriptedStep::Kind::kFail:
+        sink->on_done(fail(*step.failure));
+        return;
+      case ScriptedStep::Kind::kStallUntilCancelled: {
+        // Nothing more happens until the request is cancelled; then it ends as a cancelled request would.
+        auto stalled = std::make_shared<StalledStream>();
+        stalled->sink = sink;
+        std::weak_ptr<StalledStream> weak = stalled;
+        {
+          std::lock_guard<std::mutex> guard(mu_);
+          stalled_.push_back(stalled);
+        }
+        stalled->registration = cancel.on_cancel([weak] {
+          if (auto s = weak.lock()) s->sink->on_done(fail(codes::kCancelled, "the request was cancelled"));
+        });
+        return;
+      }
+    }
+  }
+  if (response->complete) sink->on_done({});
+}
+
+}  // namespace keel::testing

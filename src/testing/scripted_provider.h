@@ -1,0 +1,69 @@
+// testing/scripted_provider.h — a Provider that plays back scripted responses, for tests and benchmarks.
+//
+// Each call to stream() takes the next ScriptedResponse from the script (in order) and records the
+// request. A response is a list of steps: provider events to emit, a stall that waits until the request
+// is cancelled, or a failure. Events are delivered synchronously inside stream() unless a step stalls, in
+// which case the rest is delivered from the cancelling thread. A response may be deliberately malformed
+// (events after Finish, no Finish at all, deltas for an unknown index): the engine must cope.
+// When the script runs out, stream() fails with provider.script_exhausted. Thread-safe.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "keel/provider.h"
+
+namespace keel::testing {
+
+struct ScriptedStep {
+  enum class Kind { kEvent, kStallUntilCancelled, kFail };
+  Kind kind = Kind::kEvent;
+  ProviderEvent event;           // kEvent
+  std::optional<Error> failure;  // kFail
+};
+
+struct ScriptedResponse {
+  std::vector<ScriptedStep> steps;
+  // When true (the default), on_done(success) follows the last step unless a step failed or stalled.
+  bool complete = true;
+
+  // Builders for the common shapes.
+  static ScriptedResponse text(std::string text, std::string provider_reason = "stop");
+  // One assistant message with `calls` (id, name, arguments JSON text) and stop reason tool_use.
+  struct Call {
+    std::string id;
+    std::string name;
+    std::string arguments;
+  };
+  static ScriptedResponse tool_calls(std::vector<Call> calls, std::string text = "");
+  static ScriptedResponse stall();
+  static ScriptedResponse failure(Error error);
+
+  ScriptedResponse& add(ProviderEvent event);
+  ScriptedResponse& with_usage(int64_t input_tokens, int64_t output_tokens);
+};
+
+class ScriptedProvider final : public Provider {
+ public:
+  ScriptedProvider() = default;
+  explicit ScriptedProvider(std::vector<ScriptedResponse> script);
+
+  void push(ScriptedResponse response);
+  std::string name() const override { return "scripted"; }
+  void stream(ProviderRequest request, CancellationToken cancel, std::shared_ptr<ProviderSink> sink) override;
+
+  std::vector<ProviderRequest> requests() const;
+  size_t remaining() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<ScriptedResponse> script_;
+  std::vector<ProviderRequest> requests_;
+  // Registrations of stalled streams, kept until their cancellation fires.
+  std::vector<std::shared_ptr<struct StalledStream>> stalled_;
+};
+
+}  // namespace keel::testing
