@@ -21,6 +21,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -50,10 +51,13 @@ struct ProviderTool {
   nlohmann::json input_schema;  // JSON Schema of the arguments object
 };
 
+// The request's views (messages) are valid only until stream() returns: an adapter encodes the request
+// before returning (it keeps its own encoded body for retries). This lets the engine hand over its cached
+// context without copying it on every request.
 struct ProviderRequest {
   std::string model;
   std::string system_prompt;
-  std::vector<Message> messages;
+  std::span<const Message> messages;
   std::vector<ProviderTool> tools;  // empty: tools are not offered
   std::optional<int64_t> max_output_tokens;
   nlohmann::json parameters = nlohmann::json::object();  // temperature etc., passed through

@@ -27,7 +27,7 @@ std::vector<std::string> types_for(const std::vector<AgentEvent>& events, const 
   return out;
 }
 
-const Message* last_tool_message(const ProviderRequest& request) {
+const Message* last_tool_message(const testing::RecordedRequest& request) {
   for (auto it = request.messages.rbegin(); it != request.messages.rend(); ++it) {
     if (it->role == Role::kTool) return &*it;
   }

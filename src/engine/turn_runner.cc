@@ -15,7 +15,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <set>
+#include <unordered_set>
 #include <variant>
 
 #include "engine/engine_errors.h"
@@ -173,7 +173,8 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   CancellationToken cancel_;
   std::shared_ptr<const ToolRegistryGeneration> tools_;
   bool tools_off_ = false;
-  std::set<std::string> known_call_ids_;
+  std::unordered_set<std::string> known_call_ids_;
+  size_t scanned_messages_ = 0;
 };
 
 std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
@@ -191,13 +192,16 @@ Result<ProviderRequest> TurnRunner::build_request() {
   auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
   ThreadRecord thread = KEEL_TRY(engine_.threads().get(*tx, thread_id()));
   ProviderRequest request;
-  if (thread.leaf_node_id) {
-    auto messages = KEEL_TRY(actor_->context.build(*tx, *thread.leaf_node_id));
-    request.messages.assign(messages.begin(), messages.end());
-  }
+  if (thread.leaf_node_id) request.messages = KEEL_TRY(actor_->context.build(*tx, *thread.leaf_node_id));
   KEEL_TRY(tx->commit());
-  known_call_ids_.clear();
-  for (const Message& message : request.messages) {
+  // Within a turn the path only grows (branch moves are refused while it runs), so only messages added
+  // since the last request are scanned — plus the last one seen, which may have gained tool calls.
+  size_t from = scanned_messages_ == 0 ? 0 : scanned_messages_ - 1;
+  if (request.messages.size() < scanned_messages_) {
+    known_call_ids_.clear();
+    from = 0;
+  }
+  for (const Message& message : request.messages.subspan(from)) {
     for (const ToolCall& call : message.tool_calls) known_call_ids_.insert(call.id);
     if (!message.tool_call_id.empty()) known_call_ids_.insert(message.tool_call_id);
     if (!model.vision) {
@@ -209,6 +213,7 @@ Result<ProviderRequest> TurnRunner::build_request() {
       }
     }
   }
+  scanned_messages_ = request.messages.size();
   request.model = model.model;
   request.system_prompt = model.system_prompt;
   request.max_output_tokens = model.max_output_tokens;
@@ -702,7 +707,8 @@ class TitleTask {
     ContentBlock block;
     block.text = input_;
     message.content.push_back(std::move(block));
-    request.messages.push_back(std::move(message));
+    std::vector<Message> messages{std::move(message)};
+    request.messages = messages;
     request.max_output_tokens = 32;
     auto inbox = std::make_shared<Inbox>(actor_->strand);
     CancellationToken cancel = engine_.shutdown_token();

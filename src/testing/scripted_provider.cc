@@ -70,7 +70,12 @@ void ScriptedProvider::push(ScriptedResponse response) {
   script_.push_back(std::move(response));
 }
 
-std::vector<ProviderRequest> ScriptedProvider::requests() const {
+void ScriptedProvider::set_recording(bool on) {
+  std::lock_guard<std::mutex> guard(mu_);
+  recording_ = on;
+}
+
+std::vector<RecordedRequest> ScriptedProvider::requests() const {
   std::lock_guard<std::mutex> guard(mu_);
   return requests_;
 }
@@ -85,7 +90,11 @@ void ScriptedProvider::stream(ProviderRequest request, CancellationToken cancel,
   std::optional<ScriptedResponse> response;
   {
     std::lock_guard<std::mutex> guard(mu_);
-    requests_.push_back(std::move(request));
+    if (recording_) {
+      requests_.push_back(RecordedRequest{request.model, request.system_prompt,
+                                          std::vector<Message>(request.messages.begin(), request.messages.end()),
+                                          request.tools, request.max_output_tokens});
+    }
     if (!script_.empty()) {
       response = std::move(script_.front());
       script_.pop_front();

@@ -46,6 +46,15 @@ struct ScriptedResponse {
   ScriptedResponse& with_usage(int64_t input_tokens, int64_t output_tokens);
 };
 
+// A request as the scripted provider received it, with its messages copied.
+struct RecordedRequest {
+  std::string model;
+  std::string system_prompt;
+  std::vector<Message> messages;
+  std::vector<ProviderTool> tools;
+  std::optional<int64_t> max_output_tokens;
+};
+
 class ScriptedProvider final : public Provider {
  public:
   ScriptedProvider() = default;
@@ -55,13 +64,16 @@ class ScriptedProvider final : public Provider {
   std::string name() const override { return "scripted"; }
   void stream(ProviderRequest request, CancellationToken cancel, std::shared_ptr<ProviderSink> sink) override;
 
-  std::vector<ProviderRequest> requests() const;
+  std::vector<RecordedRequest> requests() const;
   size_t remaining() const;
+  // Recording copies every request's messages; benchmarks turn it off to measure the engine alone.
+  void set_recording(bool on);
 
  private:
   mutable std::mutex mu_;
   std::deque<ScriptedResponse> script_;
-  std::vector<ProviderRequest> requests_;
+  std::vector<RecordedRequest> requests_;
+  bool recording_ = true;
   // Registrations of stalled streams, kept until their cancellation fires.
   std::vector<std::shared_ptr<struct StalledStream>> stalled_;
 };

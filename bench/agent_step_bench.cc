@@ -1,0 +1,117 @@
+// The engine's own cost per tool step: a scripted provider that answers at once, a no-op tool, a real
+// SQLite store. One step = one model response with one tool call + the tool's execution, i.e. the
+// assistant_message, tool_call and tool_result transactions. Reported per step: wall µs, process CPU µs,
+// store transactions (commits) and syncs. Arg 0: synchronous=FULL (durable); 1: synchronous=OFF (the cost
+// of everything but the fsync).
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "engine/engine_core.h"
+#include "testing/manual_clock.h"
+#include "testing/scripted_provider.h"
+#include "testing/sequential_ids.h"
+#include "testing/temp_dir.h"
+
+namespace keel {
+namespace {
+
+class NoopTool final : public AgentTool {
+ public:
+  NoopTool() {
+    spec_.name = "noop";
+    spec_.label = "No-op";
+    spec_.description = "does nothing";
+    spec_.parameters = {{"type", "object"}, {"properties", nlohmann::json::object()}};
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  void execute(ToolCallContext, nlohmann::json, std::function<void(Result<ToolResult>)> done) override {
+    done(text_result("ok"));
+  }
+
+ private:
+  ToolSpec spec_;
+};
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+void BM_ToolStep(benchmark::State& state) {
+  constexpr int kStepsPerTurn = 50;
+  testing::TempDir dir;
+  testing::ManualClock clock;
+  testing::SequentialIdSource ids("b");
+  auto store = open_sqlite_store({.path = dir.file("bench.db"),
+                                  .synchronous = state.range(0) == 0 ? Synchronous::kFull : Synchronous::kOff});
+  if (!store) {
+    state.SkipWithError(store.error().to_string().c_str());
+    return;
+  }
+  testing::ScriptedProvider provider;
+  provider.set_recording(false);  // the engine's cost, not the test double's copies
+  ToolRegistry tools;
+  (void)tools.register_tool(std::make_shared<NoopTool>());
+  AllowAllGatekeeper gate;
+  EngineCore engine({store->get(), &provider, nullptr, &tools, &gate, &clock, &ids}, EngineOptions{});
+  std::mutex mu;
+  std::condition_variable cv;
+  int completes = 0;
+  std::string thread_id;
+  auto subscription = engine.subscribe([&](const AgentEvent& event) {
+    std::lock_guard<std::mutex> guard(mu);
+    if (event.type == "turn.complete") ++completes;
+    if (event.type == "command.ack" && event.payload["method"] == "thread.create") {
+      thread_id = event.payload["result"]["threadId"];
+    }
+    cv.notify_all();
+  });
+  engine.submit(Op{"thread.create", "bench", "create", {}});
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return !thread_id.empty(); });
+  }
+  double cpu = 0, steps = 0;
+  uint64_t commits = 0, syncs = 0;
+  int turn = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (int i = 0; i < kStepsPerTurn; ++i) {
+      provider.push(testing::ScriptedResponse::tool_calls({{"c" + std::to_string(i), "noop", "{}"}}));
+    }
+    provider.push(testing::ScriptedResponse::text("done"));
+    const StoreStats before = (*store)->stats();
+    const double cpu_before = cpu_seconds();
+    state.ResumeTiming();
+    engine.submit(Op{"turn.submit", "bench", "t" + std::to_string(turn), {{"threadId", thread_id}, {"input", "go"}}});
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return completes == turn + 1; });
+    }
+    state.PauseTiming();
+    ++turn;
+    cpu += cpu_seconds() - cpu_before;
+    const StoreStats after = (*store)->stats();
+    commits += after.commits - before.commits;
+    syncs += after.syncs - before.syncs;
+    steps += kStepsPerTurn;
+    state.ResumeTiming();
+  }
+  state.counters["steps"] = steps;
+  state.counters["cpu_us_per_step"] = cpu * 1e6 / steps;
+  state.counters["transactions_per_step"] = static_cast<double>(commits) / steps;
+  state.counters["syncs_per_step"] = static_cast<double>(syncs) / steps;
+  state.counters["wall_us_per_step"] =
+      benchmark::Counter(steps, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ToolStep)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace keel
+
+BENCHMARK_MAIN();
