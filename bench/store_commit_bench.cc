@@ -97,13 +97,7 @@ void BM_DurableCommit(benchmark::State& state) {
   }
 }
 
-BENCHMARK(BM_DurableCommit)
-    ->Threads(1)
-    ->Threads(2)
-    ->Threads(4)
-    ->Threads(8)
-    ->Threads(16)
-    ->UseRealTime();
+BENCHMARK(BM_DurableCommit)->Threads(1)->Threads(2)->Threads(4)->Threads(8)->Threads(16)->UseRealTime();
 
 }  // namespace
 }  // namespace keel

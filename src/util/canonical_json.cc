@@ -8,6 +8,10 @@
 // depth > kMaxJsonDepth, so everything the parser accepts the writer can encode and vice versa.
 #include "util/canonical_json.h"
 
+#include <optional>
+#include <set>
+#include <vector>
+
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -313,8 +317,32 @@ Result<nlohmann::json> parse_json(std::string_view text) {
     return fail(codes::kJsonInvalidUtf8, "invalid UTF-8 at byte offset " + std::to_string(bad));
   }
   KEEL_TRY(check_depth(text));
+  // Duplicate keys are refused: two texts that differ only in a repeated key would otherwise get the same
+  // fingerprint, and which value wins would be up to the parser.
+  std::vector<std::set<std::string>> open_objects;
+  std::optional<std::string> duplicate;
+  auto on_event = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        open_objects.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second && !duplicate) {
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
   try {
-    return json::parse(text.begin(), text.end());
+    json value = json::parse(text.begin(), text.end(), on_event);
+    if (duplicate) return fail(codes::kJsonParse, "duplicate object key \"" + *duplicate + "\"");
+    return value;
   } catch (const json::parse_error& e) {
     // e.byte counts the bytes read including the offending one; report the offending byte's 0-based offset.
     const size_t offset = e.byte > 0 ? e.byte - 1 : 0;

@@ -9,7 +9,9 @@
 //     (nlohmann's Grisu2); NaN and infinities are rejected (json.non_finite_number);
 //   - strings must be valid UTF-8 (json.invalid_utf8); they are written with the minimal escapes of
 //     RFC 8259 (", \, and control characters), everything else as raw UTF-8;
-//   - nesting deeper than kMaxJsonDepth is rejected (json.too_deep).
+//   - nesting deeper than kMaxJsonDepth is rejected (json.too_deep);
+//   - parse_json refuses an object with a repeated key (json.parse), so two texts that differ only in a
+//     repeated key can never share a fingerprint.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -396,3 +396,25 @@ TEST(ParseJsonTest, BracketsInsideStringsDoNotCountTowardsDepth) {
 
 }  // namespace
 }  // namespace keel
+
+namespace keel {
+namespace {
+
+TEST(ParseJsonTest, DuplicateObjectKeysAreRejected) {
+  auto parsed = parse_json(R"({"a":1,"a":2})");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().code(), codes::kJsonParse);
+  EXPECT_NE(parsed.error().message().find("\"a\""), std::string::npos);
+  auto nested = parse_json(R"({"x":{"b":1,"b":1}})");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().code(), codes::kJsonParse);
+}
+
+TEST(ParseJsonTest, EqualKeysInDifferentObjectsAreFine) {
+  auto parsed = parse_json(R"({"a":{"a":1},"b":[{"a":1},{"a":2}]})");
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  EXPECT_EQ((*parsed)["b"][1]["a"], 2);
+}
+
+}  // namespace
+}  // namespace keel

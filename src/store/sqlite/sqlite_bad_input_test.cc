@@ -87,7 +87,8 @@ int64_t count_settings(Store& store) {
 class RawDb {
  public:
   explicit RawDb(const std::string& path) {
-    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+              SQLITE_OK);
   }
   ~RawDb() { sqlite3_close_v2(db_); }
   RawDb(const RawDb&) = delete;
@@ -103,7 +104,8 @@ class RawDb {
   std::string text(const std::string& sql) {
     sqlite3_stmt* stmt = nullptr;
     std::string out = "<error>";
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
       const unsigned char* t = sqlite3_column_text(stmt, 0);
       out = t ? reinterpret_cast<const char*>(t) : "";
     }
@@ -318,7 +320,8 @@ TEST_F(SqliteBadInputTest, FullDiskFailsWritesWithDiskFullAndKeepsCommittedData)
   ASSERT_TRUE(store) << store.error().to_string();
   EXPECT_EQ(count_settings(**store), committed + 1);
   EXPECT_EQ(get(**store, "tiny-after-full"), std::nullopt);
-  for (int i = 0; i < committed; ++i) EXPECT_EQ(get(**store, "big" + std::to_string(i)), big + std::to_string(i));
+  for (int i = 0; i < committed; ++i)
+    EXPECT_EQ(get(**store, "big" + std::to_string(i)), big + std::to_string(i));
   EXPECT_EQ(get(**store, "k0"), "v0");
   // Without the limit the store has room again.
   ASSERT_TRUE(put(**store, "after", big));
@@ -364,8 +367,9 @@ TEST_F(SqliteBadInputTest, FullDiskWithConcurrentWritersReportsExactlyTheDurable
             std::lock_guard<std::mutex> guard(mu);
             if (committed) {
               reported.insert(key);
-            } else if (const std::string& code = committed.error().code();
-                       code != codes::kStoreFull && code != codes::kStoreIo && code != codes::kStorePoisoned) {
+            } else if (const std::string& code = committed.error().code(); code != codes::kStoreFull &&
+                                                                           code != codes::kStoreIo &&
+                                                                           code != codes::kStorePoisoned) {
               unexpected_errors.push_back(committed.error().to_string());
             }
           }
@@ -385,9 +389,11 @@ TEST_F(SqliteBadInputTest, FullDiskWithConcurrentWritersReportsExactlyTheDurable
       present.insert(row.text(0));
       EXPECT_EQ(row.text(1), big);
     }
-    for (const std::string& key : reported) EXPECT_TRUE(present.contains(key)) << "run " << run << ": lost " << key;
+    for (const std::string& key : reported)
+      EXPECT_TRUE(present.contains(key)) << "run " << run << ": lost " << key;
     for (const std::string& key : present) {
-      EXPECT_TRUE(reported.contains(key)) << "run " << run << ": " << key << " is durable but its commit failed";
+      EXPECT_TRUE(reported.contains(key))
+          << "run " << run << ": " << key << " is durable but its commit failed";
     }
     if (HasFailure()) return;
   }

@@ -6,13 +6,12 @@
 //   - reports of earlier rounds are still present (recovery never loses committed data).
 // The random schedule is seeded; the seed is printed, and KEEL_CRASH_SEED replays one.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstddef>
@@ -64,7 +63,8 @@ class Child {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
 
-    std::vector<std::string> args = {KEEL_CRASH_WRITER, db, std::to_string(threads), std::to_string(kRowsPerTx),
+    std::vector<std::string> args = {KEEL_CRASH_WRITER,        db,
+                                     std::to_string(threads),  std::to_string(kRowsPerTx),
                                      std::to_string(first_id), "30"};
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
@@ -102,7 +102,8 @@ class Child {
   // child died). Returns false on EOF.
   bool read_until(std::chrono::steady_clock::time_point deadline, size_t enough = SIZE_MAX) {
     while (reported_.size() < enough) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return true;
       pollfd p{read_fd_, POLLIN, 0};
       int ready = ::poll(&p, 1, static_cast<int>(left.count()));
@@ -187,7 +188,8 @@ Contents read_contents(const std::string& db) {
 }
 
 // Checks the invariants; `all_reported` are the ids reported in every round so far.
-void check_contents(const Contents& contents, const std::set<int64_t>& all_reported, const std::string& round) {
+void check_contents(const Contents& contents, const std::set<int64_t>& all_reported,
+                    const std::string& round) {
   EXPECT_EQ(contents.rolled_back_rows, 0) << round << ": rows of rolled-back transactions survived";
   EXPECT_EQ(contents.malformed_rows, 0) << round;
   int partial = 0;
@@ -237,7 +239,8 @@ TEST_F(SqliteCrashTest, KilledAtRandomMomentsLosesNoReportedCommitAndLeavesNoPar
     const int threads = std::uniform_int_distribution<int>(1, 8)(rng_);
     const std::string label = "round " + std::to_string(round) + " (threads " + std::to_string(threads) +
                               ", kill " + std::to_string(delay_ms) + " ms after " +
-                              (early ? "the start" : "the first commit") + ", seed " + std::to_string(seed_) + ")";
+                              (early ? "the start" : "the first commit") + ", seed " + std::to_string(seed_) +
+                              ")";
     Child child(db(), threads, (round + 1) * kIdsPerRound, std::nullopt);
     ASSERT_TRUE(child.started());
     bool alive = true;
@@ -261,7 +264,8 @@ TEST_F(SqliteCrashTest, KilledAtRandomMomentsLosesNoReportedCommitAndLeavesNoPar
   }
   std::cout << "rounds: " << kRounds << ", reported commits: " << all_reported.size()
             << ", rounds with commits: " << rounds_with_commits << ", seconds: "
-            << std::chrono::duration<double>(std::chrono::steady_clock::now() - budget_start).count() << std::endl;
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - budget_start).count()
+            << std::endl;
   EXPECT_GE(rounds_with_commits, mid_stream_rounds);
 }
 
@@ -273,8 +277,8 @@ struct FailPointRound {
   Contents contents;
 };
 
-FailPointRound run_until_fail_point(const std::string& db, int threads, int64_t first_id, const std::string& spec,
-                                    const std::string& label) {
+FailPointRound run_until_fail_point(const std::string& db, int threads, int64_t first_id,
+                                    const std::string& spec, const std::string& label) {
   FailPointRound out;
   Child child(db, threads, first_id, spec);
   EXPECT_TRUE(child.started());
@@ -332,7 +336,8 @@ TEST_F(SqliteCrashTest, SingleWriterKilledAtEachCommitBoundaryKeepsExactlyTheDur
         if (id >= first && id < first + kIdsPerRound) durable.insert(id);
       }
       EXPECT_EQ(durable, expected_durable) << label;
-      EXPECT_EQ(std::set<int64_t>(result.reported.begin(), result.reported.end()), expected_reported) << label;
+      EXPECT_EQ(std::set<int64_t>(result.reported.begin(), result.reported.end()), expected_reported)
+          << label;
       if (HasFailure()) return;
     }
   }
@@ -347,8 +352,8 @@ TEST_F(SqliteCrashTest, ConcurrentWritersKilledAtACommitBoundaryLoseNoReportedCo
       const int nth = std::uniform_int_distribution<int>(1, 60)(rng_);
       const int threads = std::uniform_int_distribution<int>(2, 8)(rng_);
       const std::string spec = std::string(point) + "=crash@" + std::to_string(nth);
-      const std::string label = spec + " with " + std::to_string(threads) + " threads (seed " +
-                                std::to_string(seed_) + ")";
+      const std::string label =
+          spec + " with " + std::to_string(threads) + " threads (seed " + std::to_string(seed_) + ")";
       FailPointRound result = run_until_fail_point(db(), threads, (round + 1) * kIdsPerRound, spec, label);
       all_reported.insert(result.reported.begin(), result.reported.end());
       check_contents(result.contents, all_reported, label);

@@ -73,7 +73,8 @@ int64_t raw_pragma(const std::string& path, const std::string& pragma) {
   sqlite3_stmt* stmt = nullptr;
   int64_t value = -1;
   std::string sql = "PRAGMA " + pragma;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
     value = sqlite3_column_int64(stmt, 0);
   }
   sqlite3_finalize(stmt);
@@ -98,7 +99,8 @@ TEST(SqliteStoreBasicsTest, CommittedWriteIsVisibleAfterReopen) {
     ASSERT_TRUE(store) << store.error().to_string();
     auto tx = (*store)->begin(TxMode::kWrite);
     ASSERT_TRUE(tx) << tx.error().to_string();
-    ASSERT_TRUE((*tx)->execute("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)", {"a", "1", 5}));
+    ASSERT_TRUE(
+        (*tx)->execute("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)", {"a", "1", 5}));
     ASSERT_TRUE((*tx)->commit());
   }
   auto store = open_sqlite_store(options);
@@ -323,14 +325,15 @@ TEST_F(SqliteStoreTest, ReadTransactionRefusesWrites) {
   ASSERT_TRUE(store);
   auto tx = begin_or_die(*store, TxMode::kRead);
   ASSERT_TRUE(tx);
-  for (const char* sql : {"INSERT INTO settings (key, value, updated_at) VALUES ('x', 'y', 1)",
-                          "UPDATE settings SET value = 'z'", "DELETE FROM settings",
-                          "CREATE TABLE evil (x INTEGER)"}) {
+  for (const char* sql :
+       {"INSERT INTO settings (key, value, updated_at) VALUES ('x', 'y', 1)",
+        "UPDATE settings SET value = 'z'", "DELETE FROM settings", "CREATE TABLE evil (x INTEGER)"}) {
     auto exec = tx->execute(sql);
     ASSERT_FALSE(exec) << sql;
     EXPECT_EQ(exec.error().code(), codes::kStoreWriteInReadTransaction) << sql;
   }
-  auto via_query = tx->query("INSERT INTO settings (key, value, updated_at) VALUES ('x', 'y', 1) RETURNING key");
+  auto via_query =
+      tx->query("INSERT INTO settings (key, value, updated_at) VALUES ('x', 'y', 1) RETURNING key");
   ASSERT_FALSE(via_query);
   EXPECT_EQ(via_query.error().code(), codes::kStoreWriteInReadTransaction);
   // The read transaction is still usable.
@@ -798,9 +801,9 @@ TEST_F(SqliteStoreTest, FreshDatabaseIsMigratedToTheCurrentSchema) {
   // Every table of the schema exists.
   auto tx = begin_or_die(*store, TxMode::kRead);
   ASSERT_TRUE(tx);
-  for (const char* table : {"threads", "nodes", "runs", "run_queue", "steers", "prepared_tool_calls", "approvals",
-                            "interactions", "receipts", "environment_snapshots", "site_rules", "credentials",
-                            "settings"}) {
+  for (const char* table :
+       {"threads", "nodes", "runs", "run_queue", "steers", "prepared_tool_calls", "approvals", "interactions",
+        "receipts", "environment_snapshots", "site_rules", "credentials", "settings"}) {
     auto row = tx->query_one("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", {table});
     ASSERT_TRUE(row && *row);
     EXPECT_EQ((*row)->integer(0), 1) << table;
