@@ -15,13 +15,17 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   }
 
   void push(const AgentEvent& event) {
+    bool wake = false;
     {
       std::lock_guard<std::mutex> guard(mu_);
       if (stopped_) return;
       if (event.is_delta() && pending_.size() >= EventBus::kCoalesceAfter && merge_into_last(event)) return;
       pending_.push_back(event);
+      // Only a worker asleep on the condition needs the (syscall-costly) wake-up; a busy one will find the
+      // event when it looks again.
+      wake = idle_;
     }
-    cv_.notify_one();
+    if (wake) cv_.notify_one();
   }
 
   void stop() {
@@ -61,7 +65,9 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   void run() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
+      idle_ = true;
       cv_.wait(lock, [&] { return stopped_ || !pending_.empty(); });
+      idle_ = false;
       if (stopped_) return;
       AgentEvent event = std::move(pending_.front());
       pending_.pop_front();
@@ -76,6 +82,7 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   std::condition_variable cv_;
   std::deque<AgentEvent> pending_;
   bool stopped_ = false;
+  bool idle_ = false;  // the worker is (about to be) waiting on cv_
   std::thread worker_;
 };
 
