@@ -1,7 +1,9 @@
 // EngineCore: op dispatch onto thread actors, turn admission, and the engine's threads.
 #include "engine/engine_core.h"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
@@ -67,6 +69,67 @@ json error_json(const Error& error) { return {{"code", error.code()}, {"message"
 
 }  // namespace
 
+// ---- AsioScheduler ----
+
+namespace {
+
+struct TimerState {
+  TimerState(Strand s, std::function<void()> cb) : strand(s), timer(s), callback(std::move(cb)) {}
+  Strand strand;
+  asio::steady_timer timer;
+  std::function<void()> callback;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool cancelled = false;
+  bool running = false;
+  std::thread::id runner;
+
+  void fire(const boost::system::error_code& error) {
+    {
+      std::lock_guard<std::mutex> guard(mu);
+      if (cancelled || error) return;
+      running = true;
+      runner = std::this_thread::get_id();
+    }
+    callback();
+    {
+      std::lock_guard<std::mutex> guard(mu);
+      running = false;
+    }
+    cv.notify_all();
+  }
+};
+
+class TimerTask final : public ScheduledTask {
+ public:
+  explicit TimerTask(std::shared_ptr<TimerState> state) : state_(std::move(state)) {}
+  ~TimerTask() override {
+    {
+      std::unique_lock<std::mutex> lock(state_->mu);
+      state_->cancelled = true;
+      // Destroyed from inside its own callback: the callback has started, nothing is left to cancel.
+      if (state_->running && state_->runner != std::this_thread::get_id()) {
+        state_->cv.wait(lock, [&] { return !state_->running; });
+      }
+    }
+    asio::post(state_->strand, [state = state_] { state->timer.cancel(); });
+  }
+
+ private:
+  std::shared_ptr<TimerState> state_;
+};
+
+}  // namespace
+
+std::unique_ptr<ScheduledTask> AsioScheduler::schedule_after(std::chrono::milliseconds delay,
+                                                             std::function<void()> callback) {
+  auto state = std::make_shared<TimerState>(asio::make_strand(io_), std::move(callback));
+  state->timer.expires_after(delay);
+  state->timer.async_wait(asio::bind_executor(
+      state->strand, [state](const boost::system::error_code& error) { state->fire(error); }));
+  return std::make_unique<TimerTask>(state);
+}
+
 // ---- EngineCore ----
 
 EngineCore::EngineCore(EngineDeps deps, EngineOptions options)
@@ -77,6 +140,7 @@ std::unique_ptr<EventSubscription> EngineCore::subscribe(std::function<void(cons
   return impl_->subscribe(std::move(callback));
 }
 builtin::UserPrompter& EngineCore::user_prompter() { return *impl_; }
+Scheduler& EngineCore::scheduler() { return impl_->scheduler(); }
 
 // ---- Impl ----
 

@@ -28,6 +28,7 @@
 #include "keel/ids.h"
 #include "keel/protocol.h"
 #include "keel/provider.h"
+#include "keel/scheduler.h"
 #include "keel/store.h"
 #include "keel/tool_registry.h"
 #include "keel/transport.h"
@@ -79,6 +80,9 @@ class EngineCore {
   // The engine's side of the ask_user tool: questions become interaction.request events, answers come
   // back through interaction.response ops. (Durable interactions come with the approvals work.)
   builtin::UserPrompter& user_prompter();
+  // Timers on the engine's io_context (for the wait tool and other tools that wait). Valid for the
+  // engine's lifetime; a task may be destroyed from inside its own callback.
+  Scheduler& scheduler();
 
   class Impl;
 

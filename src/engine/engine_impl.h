@@ -44,6 +44,17 @@ class ThreadActor {
   std::optional<ActiveTurn> active;
 };
 
+// Scheduler on an io_context: each task is a steady_timer on its own strand.
+class AsioScheduler final : public Scheduler {
+ public:
+  explicit AsioScheduler(boost::asio::io_context& io) : io_(io) {}
+  std::unique_ptr<ScheduledTask> schedule_after(std::chrono::milliseconds delay,
+                                                std::function<void()> callback) override;
+
+ private:
+  boost::asio::io_context& io_;
+};
+
 class EngineCore::Impl final : public builtin::UserPrompter {
  public:
   Impl(EngineDeps deps, EngineOptions options);
@@ -80,6 +91,7 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   ThreadRepository& threads() { return threads_; }
   RunRepository& runs() { return runs_; }
   boost::asio::io_context& io() { return io_; }
+  Scheduler& scheduler() { return scheduler_; }
 
   // Called on the actor's strand when its turn's coroutine has ended.
   void turn_finished(const std::shared_ptr<ThreadActor>& actor);
@@ -111,6 +123,7 @@ class EngineCore::Impl final : public builtin::UserPrompter {
 
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  AsioScheduler scheduler_{io_};
   Strand control_;  // engine-wide ops (thread.create, thread.list, interaction answers)
   std::vector<std::thread> io_threads_;
 

@@ -670,5 +670,36 @@ TEST(TurnLoopTest, AskUserPublishesAQuestionAndTheAnswerBecomesTheToolResult) {
             codes::kInteractionNotFound);
 }
 
+TEST(TurnLoopTest, WaitToolReportsProgressOnTheEngineSchedulerAndCompletes) {
+  EngineHarness h;
+  h.provider.push(ScriptedResponse::tool_calls({{"w", "wait", R"({"seconds": 2, "reason": "let it settle"})"}}));
+  h.provider.push(ScriptedResponse::text("Waited."));
+  h.start();
+  ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.scheduler = &h.engine->scheduler()}));
+  std::string thread = h.create_thread();
+  EXPECT_EQ(h.run_turn(thread, "wait two seconds").payload["stopReason"], "end");
+  bool progressed = false;
+  for (const AgentEvent& e : h.log.of_type("item.delta")) progressed |= e.payload.contains("toolProgress");
+  EXPECT_TRUE(progressed);
+  EXPECT_EQ(h.path(thread)[4].body["isError"], false);
+}
+
+TEST(TurnLoopTest, InterruptEndsAWaitAtOnce) {
+  EngineHarness h;
+  h.provider.push(ScriptedResponse::tool_calls({{"w", "wait", R"({"seconds": 3600})"}}));
+  h.start();
+  ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.scheduler = &h.engine->scheduler()}));
+  std::string thread = h.create_thread();
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "wait an hour"}}).type, "command.ack");
+  ASSERT_TRUE(h.log.wait_until([&](const auto& events) {
+    for (const AgentEvent& e : events) {
+      if (e.type == "item.start" && e.payload.value("kind", "") == "tool_result") return true;
+    }
+    return false;
+  }));
+  h.request("turn.interrupt", {{"threadId", thread}});
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
+}
+
 }  // namespace
 }  // namespace keel
