@@ -15,12 +15,12 @@
 namespace keel {
 namespace {
 
-class StubTool : public AgentTool {
+class FakeTool : public AgentTool {
  public:
-  explicit StubTool(std::string name, ToolEffects effects = ToolEffects::kRead) {
+  explicit FakeTool(std::string name, ToolEffects effects = ToolEffects::kRead) {
     spec_.name = std::move(name);
-    spec_.label = "Stub";
-    spec_.description = "A stub tool.";
+    spec_.label = "Fake";
+    spec_.description = "A fake tool.";
     spec_.parameters = {
         {"type", "object"}, {"properties", {{"x", {{"type", "integer"}}}}}, {"additionalProperties", false}};
     spec_.effects = effects;
@@ -43,15 +43,15 @@ TEST(ToolRegistryTest, StartsEmptyAtGenerationZero) {
 
 TEST(ToolRegistryTest, RegisterFreezesTheDescriptorAndPublishesANewGeneration) {
   ToolRegistry registry;
-  auto tool = std::make_shared<StubTool>("stub", ToolEffects::kWrite);
+  auto tool = std::make_shared<FakeTool>("fake", ToolEffects::kWrite);
   auto descriptor = registry.register_tool(tool);
   ASSERT_TRUE(descriptor.has_value()) << descriptor.error().to_string();
-  EXPECT_EQ((*descriptor)->name, "stub");
+  EXPECT_EQ((*descriptor)->name, "fake");
   EXPECT_EQ((*descriptor)->recovery, ToolRecovery::kNeverRetry);
 
   const auto generation = registry.snapshot();
   EXPECT_EQ(generation->number(), 1u);
-  const RegisteredTool* registered = generation->find("stub");
+  const RegisteredTool* registered = generation->find("fake");
   ASSERT_NE(registered, nullptr);
   EXPECT_EQ(registered->implementation, tool);
   EXPECT_EQ(registered->descriptor, *descriptor);
@@ -63,21 +63,21 @@ TEST(ToolRegistryTest, RegisterFreezesTheDescriptorAndPublishesANewGeneration) {
 
 TEST(ToolRegistryTest, DescriptorDoesNotFollowLaterChangesToTheToolsSpec) {
   ToolRegistry registry;
-  auto tool = std::make_shared<StubTool>("stub");
+  auto tool = std::make_shared<FakeTool>("fake");
   ASSERT_TRUE(registry.register_tool(tool).has_value());
-  const std::string digest = registry.snapshot()->find("stub")->descriptor->digest;
+  const std::string digest = registry.snapshot()->find("fake")->descriptor->digest;
   tool->mutable_spec().effects = ToolEffects::kWrite;
   tool->mutable_spec().description = "Changed.";
-  const auto& descriptor = *registry.snapshot()->find("stub")->descriptor;
+  const auto& descriptor = *registry.snapshot()->find("fake")->descriptor;
   EXPECT_EQ(descriptor.effects, ToolEffects::kRead);
-  EXPECT_EQ(descriptor.description, "A stub tool.");
+  EXPECT_EQ(descriptor.description, "A fake tool.");
   EXPECT_EQ(descriptor.digest, digest);
 }
 
 TEST(ToolRegistryTest, DuplicateNameIsRejectedWithBothSummaries) {
   ToolRegistry registry;
-  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("stub", ToolEffects::kRead)).has_value());
-  auto duplicate = registry.register_tool(std::make_shared<StubTool>("stub", ToolEffects::kWrite));
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("fake", ToolEffects::kRead)).has_value());
+  auto duplicate = registry.register_tool(std::make_shared<FakeTool>("fake", ToolEffects::kWrite));
   ASSERT_FALSE(duplicate.has_value());
   EXPECT_EQ(duplicate.error().code(), codes::kToolDuplicate);
   const std::string& message = duplicate.error().message();
@@ -85,15 +85,15 @@ TEST(ToolRegistryTest, DuplicateNameIsRejectedWithBothSummaries) {
       << message;
   EXPECT_NE(message.find("level=builtin effects=write recovery=never-retry binding=local"), std::string::npos)
       << message;
-  EXPECT_NE(message.find("\"stub\""), std::string::npos) << message;
+  EXPECT_NE(message.find("\"fake\""), std::string::npos) << message;
   // The first registration stays, and no generation was published for the failed one.
   EXPECT_EQ(registry.snapshot()->number(), 1u);
-  EXPECT_EQ(registry.snapshot()->find("stub")->descriptor->effects, ToolEffects::kRead);
+  EXPECT_EQ(registry.snapshot()->find("fake")->descriptor->effects, ToolEffects::kRead);
 }
 
 TEST(ToolRegistryTest, InvalidSpecIsRejectedAndLeavesTheRegistryUnchanged) {
   ToolRegistry registry;
-  auto bad = std::make_shared<StubTool>("bad name");
+  auto bad = std::make_shared<FakeTool>("bad name");
   auto result = registry.register_tool(bad);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().code(), codes::kInvalidArgument);
@@ -109,15 +109,15 @@ TEST(ToolRegistryTest, NullToolIsRejected) {
 
 TEST(ToolRegistryTest, UnregisterRemovesTheToolInANewGeneration) {
   ToolRegistry registry;
-  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("a")).has_value());
-  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("b")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("a")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("b")).has_value());
   ASSERT_TRUE(registry.unregister_tool("a").has_value());
   const auto generation = registry.snapshot();
   EXPECT_EQ(generation->number(), 3u);
   EXPECT_EQ(generation->find("a"), nullptr);
   EXPECT_NE(generation->find("b"), nullptr);
   // A name freed by unregister can be registered again (an MCP reconnect).
-  EXPECT_TRUE(registry.register_tool(std::make_shared<StubTool>("a")).has_value());
+  EXPECT_TRUE(registry.register_tool(std::make_shared<FakeTool>("a")).has_value());
 }
 
 TEST(ToolRegistryTest, UnregisteringAnUnknownNameIsNotFound) {
@@ -130,9 +130,9 @@ TEST(ToolRegistryTest, UnregisteringAnUnknownNameIsNotFound) {
 
 TEST(ToolRegistryTest, SnapshotTakenBeforeRegisterIsUnchangedAfterwards) {
   ToolRegistry registry;
-  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("a")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("a")).has_value());
   const auto before = registry.snapshot();
-  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("b")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("b")).has_value());
   EXPECT_EQ(before->number(), 1u);
   EXPECT_EQ(before->tools().size(), 1u);
   EXPECT_EQ(before->find("b"), nullptr);
@@ -141,12 +141,12 @@ TEST(ToolRegistryTest, SnapshotTakenBeforeRegisterIsUnchangedAfterwards) {
 
 TEST(ToolRegistryTest, SnapshotTakenBeforeUnregisterKeepsTheImplementation) {
   ToolRegistry registry;
-  auto tool = std::make_shared<StubTool>("a");
+  auto tool = std::make_shared<FakeTool>("a");
   ASSERT_TRUE(registry.register_tool(tool).has_value());
   const auto before = registry.snapshot();
   ASSERT_TRUE(registry.unregister_tool("a").has_value());
   // A replacement under the same name (an MCP reconnect) does not reach the old snapshot either.
-  auto replacement = std::make_shared<StubTool>("a", ToolEffects::kWrite);
+  auto replacement = std::make_shared<FakeTool>("a", ToolEffects::kWrite);
   ASSERT_TRUE(registry.register_tool(replacement).has_value());
   const RegisteredTool* kept = before->find("a");
   ASSERT_NE(kept, nullptr);
@@ -157,8 +157,8 @@ TEST(ToolRegistryTest, SnapshotTakenBeforeUnregisterKeepsTheImplementation) {
 
 TEST(ToolRegistryTest, FilteredDropsRejectedToolsAndLeavesTheSourceIntact) {
   ToolRegistry registry;
-  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("screenshot")).has_value());
-  ASSERT_TRUE(registry.register_tool(std::make_shared<StubTool>("click")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("screenshot")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("click")).has_value());
   const auto generation = registry.snapshot();
   const auto filtered = generation->filtered([](const ToolDescriptor& d) { return d.name != "screenshot"; });
   EXPECT_EQ(filtered->number(), generation->number());
@@ -184,7 +184,7 @@ TEST(ToolRegistryTest, ConcurrentRegistrationsEachGetTheirOwnGeneration) {
       for (int i = 0; i < 25; ++i) {
         EXPECT_TRUE(
             registry
-                .register_tool(std::make_shared<StubTool>("t" + std::to_string(t) + "_" + std::to_string(i)))
+                .register_tool(std::make_shared<FakeTool>("t" + std::to_string(t) + "_" + std::to_string(i)))
                 .has_value());
         (void)registry.snapshot()->tools().size();
       }
