@@ -126,8 +126,13 @@ void ScriptedProvider::stream(ProviderRequest request, CancellationToken cancel,
           std::lock_guard<std::mutex> guard(mu_);
           stalled_.push_back(stalled);
         }
+        // The sink is released as soon as the stream ends, so nothing of the engine (its inbox, its
+        // strand) outlives the request inside this provider.
         stalled->registration = cancel.on_cancel([weak] {
-          if (auto s = weak.lock()) s->sink->on_done(fail(codes::kCancelled, "the request was cancelled"));
+          auto s = weak.lock();
+          if (!s) return;
+          std::shared_ptr<ProviderSink> ending = std::move(s->sink);
+          if (ending) ending->on_done(fail(codes::kCancelled, "the request was cancelled"));
         });
         return;
       }
