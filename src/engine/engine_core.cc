@@ -9,6 +9,7 @@
 #include "engine/engine_impl.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
+#include "util/utf8.h"
 
 namespace keel {
 
@@ -36,7 +37,9 @@ Result<std::vector<ContentBlock>> parse_input(const json& input) {
   const json* blocks = &input;
   if (input.is_object() && input.contains("content")) blocks = &input["content"];
   auto content = content_from_json(*blocks);
-  if (!content) return fail(codes::kInputInvalid, "the input is not text or content blocks: " + content.error().message());
+  if (!content)
+    return fail(codes::kInputInvalid,
+                "the input is not text or content blocks: " + content.error().message());
   if (content->empty()) return fail(codes::kInputInvalid, "the input is empty");
   return content;
 }
@@ -48,11 +51,7 @@ std::string first_line(const std::vector<ContentBlock>& content) {
     const size_t start = line.find_first_not_of(" \t\r");
     if (start == std::string::npos) continue;
     line = line.substr(start);
-    if (line.size() > 80) {
-      size_t cut = 77;
-      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
-      line = line.substr(0, cut) + "...";
-    }
+    if (line.size() > 80) line = line.substr(0, utf8_prefix_length(line, 77)) + "...";
     return line;
   }
   return "New thread";
@@ -64,8 +63,6 @@ bool has_image(const std::vector<ContentBlock>& content) {
   }
   return false;
 }
-
-json error_json(const Error& error) { return {{"code", error.code()}, {"message", error.message()}}; }
 
 }  // namespace
 
@@ -190,13 +187,18 @@ std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thre
 
 void EngineCore::Impl::ack(const Op& op, const std::string& thread_id, json result, bool replayed) {
   publish("command.ack", thread_id,
-          {{"clientId", op.client_id}, {"submissionId", op.submission_id}, {"method", op.method},
-           {"result", std::move(result)}, {"replayed", replayed}});
+          {{"clientId", op.client_id},
+           {"submissionId", op.submission_id},
+           {"method", op.method},
+           {"result", std::move(result)},
+           {"replayed", replayed}});
 }
 
 void EngineCore::Impl::reject(const Op& op, const std::string& thread_id, const Error& error) {
   publish("command.rejected", thread_id,
-          {{"clientId", op.client_id}, {"submissionId", op.submission_id}, {"method", op.method},
+          {{"clientId", op.client_id},
+           {"submissionId", op.submission_id},
+           {"method", op.method},
            {"error", error_json(error)}});
 }
 
@@ -209,7 +211,8 @@ void EngineCore::Impl::submit(Op op) {
     return;
   }
   auto actor = actor_for(thread_id);
-  asio::post(actor->strand, [this, actor, op = std::move(op)]() mutable { handle_on_actor(actor, std::move(op)); });
+  asio::post(actor->strand,
+             [this, actor, op = std::move(op)]() mutable { handle_on_actor(actor, std::move(op)); });
 }
 
 void EngineCore::Impl::handle_engine_op(Op op) {
@@ -271,10 +274,13 @@ void EngineCore::Impl::publish_queue(const std::string& thread_id) {
   if (!items || !thread) return;
   json list = json::array();
   for (const QueuedInput& item : *items) {
-    list.push_back({{"itemId", item.id}, {"position", item.position}, {"input", item.input},
+    list.push_back({{"itemId", item.id},
+                    {"position", item.position},
+                    {"input", item.input},
                     {"revision", item.revision}});
   }
-  publish("queue.updated", thread_id, {{"threadId", thread_id}, {"items", list}, {"revision", thread->revision}});
+  publish("queue.updated", thread_id,
+          {{"threadId", thread_id}, {"items", list}, {"revision", thread->revision}});
 }
 
 void EngineCore::Impl::list_threads(const Op& op) {
@@ -284,7 +290,9 @@ void EngineCore::Impl::list_threads(const Op& op) {
   if (!threads) return reject(op, "", threads.error());
   json list = json::array();
   for (const ThreadRecord& t : *threads) {
-    list.push_back({{"threadId", t.id}, {"title", t.title}, {"revision", t.revision},
+    list.push_back({{"threadId", t.id},
+                    {"title", t.title},
+                    {"revision", t.revision},
                     {"leafNodeId", t.leaf_node_id ? json(*t.leaf_node_id) : json(nullptr)},
                     {"parentThreadId", t.parent_thread_id ? json(*t.parent_thread_id) : json(nullptr)},
                     {"updatedAt", t.updated_at}});
@@ -303,20 +311,28 @@ void EngineCore::Impl::read_thread(const Op& op) {
     auto path = threads_.path_to(**tx, *thread->leaf_node_id);
     if (!path) return reject(op, thread_id, path.error());
     for (const NodeRecord& node : *path) {
-      nodes.push_back({{"id", node.id}, {"kind", to_string(node.kind)}, {"runId", node.run_id ? json(*node.run_id) : json(nullptr)},
-                       {"body", node.body}, {"createdAt", node.created_at}});
+      nodes.push_back({{"id", node.id},
+                       {"kind", to_string(node.kind)},
+                       {"runId", node.run_id ? json(*node.run_id) : json(nullptr)},
+                       {"body", node.body},
+                       {"createdAt", node.created_at}});
     }
   }
   auto latest = runs_.latest_for_thread(**tx, thread_id);
   json run = nullptr;
   if (latest && *latest) {
-    run = {{"runId", (*latest)->id}, {"turnId", (*latest)->turn_id}, {"state", to_string((*latest)->state)},
+    run = {{"runId", (*latest)->id},
+           {"turnId", (*latest)->turn_id},
+           {"state", to_string((*latest)->state)},
            {"stopReason", (*latest)->stop_reason ? json(*(*latest)->stop_reason) : json(nullptr)},
            {"usage", (*latest)->usage}};
   }
   ack(op, thread_id,
-      {{"threadId", thread->id}, {"title", thread->title}, {"revision", thread->revision},
-       {"leafNodeId", thread->leaf_node_id ? json(*thread->leaf_node_id) : json(nullptr)}, {"nodes", nodes},
+      {{"threadId", thread->id},
+       {"title", thread->title},
+       {"revision", thread->revision},
+       {"leafNodeId", thread->leaf_node_id ? json(*thread->leaf_node_id) : json(nullptr)},
+       {"nodes", nodes},
        {"latestRun", run}});
 }
 
@@ -334,19 +350,22 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   const std::string& thread_id = actor->thread_id;
   if (actor->active) {
     return reject(op, thread_id,
-                  Error(codes::kTurnBusy, "a turn is already running on this thread; steer it, enqueue the input, "
-                                          "or interrupt it first"));
+                  Error(codes::kTurnBusy,
+                        "a turn is already running on this thread; steer it, enqueue the input, "
+                        "or interrupt it first"));
   }
   auto content = parse_input(op.params.value("input", json()));
   if (!content) return reject(op, thread_id, content.error());
   if (!options_.model.vision && has_image(*content)) {
-    return reject(op, thread_id,
-                  Error(codes::kImageUnsupported, "the model '" + options_.model.model + "' does not accept images"));
+    return reject(
+        op, thread_id,
+        Error(codes::kImageUnsupported, "the model '" + options_.model.model + "' does not accept images"));
   }
   std::optional<int64_t> budget = options_.default_budget_tokens;
   if (op.params.contains("budgetTokens")) {
     if (!op.params["budgetTokens"].is_number_integer() || op.params["budgetTokens"].get<int64_t>() <= 0) {
-      return reject(op, thread_id, Error(codes::kInvalidArgument, "'budgetTokens' must be a positive integer"));
+      return reject(op, thread_id,
+                    Error(codes::kInvalidArgument, "'budgetTokens' must be a positive integer"));
     }
     budget = op.params["budgetTokens"].get<int64_t>();
   }
@@ -393,9 +412,9 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
     user.body = KEEL_TRY(encode_user_message(UserMessageBody{.content = *content}));
     a.user = KEEL_TRY(threads_.append(tx, std::move(user)));
     if (a.first_turn) a.titled = KEEL_TRY(threads_.set_title(tx, thread_id, first_line(*content)));
-    KEEL_TRY(receipts.record(tx, *context,
-                             CommandOutcome::accept({{"turnId", a.run.turn_id}, {"runId", a.run.id},
-                                                     {"userNodeId", a.user.id}})));
+    KEEL_TRY(receipts.record(
+        tx, *context,
+        CommandOutcome::accept({{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"userNodeId", a.user.id}})));
     return a;
   });
   if (!admitted) return reject(op, thread_id, admitted.error());
@@ -407,11 +426,15 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   ack(op, thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"userNodeId", admitted->user.id}});
   if (admitted->titled) {
     publish("thread.updated", thread_id,
-            {{"threadId", thread_id}, {"title", admitted->titled->title}, {"revision", admitted->titled->revision}});
+            {{"threadId", thread_id},
+             {"title", admitted->titled->title},
+             {"revision", admitted->titled->revision}});
   }
   publish("turn.start", thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", false}});
   publish("item.complete", thread_id,
-          {{"itemId", admitted->user.id}, {"kind", "user_message"}, {"turnId", run.turn_id},
+          {{"itemId", admitted->user.id},
+           {"kind", "user_message"},
+           {"turnId", run.turn_id},
            {"node", {{"id", admitted->user.id}, {"kind", "user_message"}, {"body", admitted->user.body}}}});
   start_runner(actor, run, admitted->first_turn, first_line(*content));
 }
@@ -438,7 +461,8 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
       return *latest;
     }()
                                             : runs_.get(tx, run_id));
-    if (run.thread_id != thread_id) return fail(codes::kRunNotFound, "run " + run.id + " is not on this thread");
+    if (run.thread_id != thread_id)
+      return fail(codes::kRunNotFound, "run " + run.id + " is not on this thread");
     if (run.state != RunState::kBudgetPaused && run.state != RunState::kInterrupted) {
       return fail(codes::kRunNotResumable, "run " + run.id + " is " + std::string(to_string(run.state)) +
                                                "; only a budget-paused or interrupted run can be resumed");
@@ -489,8 +513,11 @@ void EngineCore::Impl::ask(std::string tool_call_id, std::string thread_id, std:
     questions_[interaction_id] = pending;
   }
   publish("interaction.request", thread_id,
-          {{"interactionId", interaction_id}, {"kind", "ask_user"}, {"toolCallId", tool_call_id},
-           {"question", question}, {"choices", choices}});
+          {{"interactionId", interaction_id},
+           {"kind", "ask_user"},
+           {"toolCallId", tool_call_id},
+           {"question", question},
+           {"choices", choices}});
   pending->on_cancel = cancel.on_cancel([this, interaction_id] {
     std::shared_ptr<PendingQuestion> taken;
     {

@@ -1,6 +1,9 @@
 // engine/engine_errors.h — error codes of the engine layer (stable, part of the protocol).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include "keel/error.h"
 #include "keel/error_codes.h"
 
 namespace keel::codes {
@@ -18,3 +21,12 @@ inline constexpr char kToolFailed[] = "tool.failed";
 inline constexpr char kEngineShutdown[] = "engine.shutting_down";
 
 }  // namespace keel::codes
+
+namespace keel {
+
+// How an Error travels in an event or a rejection: {code, message}.
+inline nlohmann::json error_json(const Error& error) {
+  return {{"code", error.code()}, {"message", error.message()}};
+}
+
+}  // namespace keel

@@ -1,16 +1,12 @@
 #include "engine/response_assembler.h"
 
 #include "engine/engine_errors.h"
+#include "util/overloaded.h"
 
 namespace keel {
 namespace {
 
 namespace pe = provider_event;
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 Error protocol_error(std::string message) {
   return Error(codes::kProviderProtocol, "the model's response stream was malformed: " + std::move(message));
@@ -47,7 +43,8 @@ Result<void> ResponseAssembler::add(const ProviderEvent& event) {
             if (calls_.contains(e.index)) {
               return fail(protocol_error("tool call " + std::to_string(e.index) + " was started twice"));
             }
-            if (e.name.empty()) return fail(protocol_error("tool call " + std::to_string(e.index) + " has no name"));
+            if (e.name.empty())
+              return fail(protocol_error("tool call " + std::to_string(e.index) + " has no name"));
             calls_[e.index] = AssembledToolCall{e.index, e.id, e.name, ""};
             return {};
           },
@@ -62,7 +59,8 @@ Result<void> ResponseAssembler::add(const ProviderEvent& event) {
           },
           [&](const pe::ToolCallEnd& e) -> Result<void> {
             if (!calls_.contains(e.index) || ended_[e.index]) {
-              return fail(protocol_error("end of tool call " + std::to_string(e.index) + ", which is not open"));
+              return fail(
+                  protocol_error("end of tool call " + std::to_string(e.index) + ", which is not open"));
             }
             ended_[e.index] = true;
             return {};
@@ -89,8 +87,9 @@ Result<AssembledResponse> ResponseAssembler::finish() {
   response.usage = usage_;
   if (!response.tool_calls.empty() && response.stop_reason != StopReason::kToolUse) {
     return fail(protocol_error("the response has " + std::to_string(response.tool_calls.size()) +
-                               " tool call(s) but stop reason '" + std::string(to_string(response.stop_reason)) +
-                               "' (" + response.provider_stop_reason + "); no tool was run"));
+                               " tool call(s) but stop reason '" +
+                               std::string(to_string(response.stop_reason)) + "' (" +
+                               response.provider_stop_reason + "); no tool was run"));
   }
   if (response.tool_calls.empty() && response.stop_reason == StopReason::kToolUse) {
     return fail(protocol_error("the stop reason is tool_use but the response has no tool call"));

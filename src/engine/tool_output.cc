@@ -3,19 +3,9 @@
 #include <string>
 
 #include "store/node_body.h"
+#include "util/utf8.h"
 
 namespace keel {
-namespace {
-
-// The largest prefix of `text` of at most `limit` bytes that does not split a UTF-8 sequence.
-size_t utf8_prefix(const std::string& text, size_t limit) {
-  if (limit >= text.size()) return text.size();
-  size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return cut;
-}
-
-}  // namespace
 
 BoundedToolOutput bound_tool_output(ToolResult result, size_t max_chars) {
   size_t total = 0;
@@ -36,7 +26,7 @@ BoundedToolOutput bound_tool_output(ToolResult result, size_t max_chars) {
       continue;
     }
     if (budget == 0) continue;
-    size_t keep = utf8_prefix(block.text, budget);
+    size_t keep = utf8_prefix_length(block.text, budget);
     block.text.resize(keep);
     budget -= keep;
     out.content.push_back(std::move(block));

@@ -105,8 +105,6 @@ AssistantStopReason assistant_reason(StopReason reason) {
   return AssistantStopReason::kError;
 }
 
-json error_json(const Error& error) { return {{"code", error.code()}, {"message", error.message()}}; }
-
 json node_json(const NodeRecord& node) {
   return {{"id", node.id}, {"kind", to_string(node.kind)}, {"body", node.body}};
 }

@@ -13,6 +13,7 @@
 #include "store/run_repository.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
+#include "testing/store_test.h"
 #include "testing/temp_dir.h"
 
 namespace keel {
@@ -21,20 +22,10 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-template <typename T>
-T must(Result<T> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-  return std::move(result).value();
-}
-void must(Result<void> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-}
-template <typename T>
-std::string code_of(const Result<T>& result) {
-  return result ? "ok" : result.error().code();
-}
+using testing::code_of;
+using testing::must;
 
-class InteractionRepositoryTest : public ::testing::Test {
+class InteractionRepositoryTest : public testing::StoreTest {
  protected:
   void SetUp() override {
     reopen();
@@ -50,13 +41,6 @@ class InteractionRepositoryTest : public ::testing::Test {
     }
     must(tx->commit());
   }
-
-  void reopen() {
-    store_.reset();
-    store_ = must(open_sqlite_store(options_));
-  }
-
-  std::unique_ptr<Transaction> begin(TxMode mode = TxMode::kWrite) { return must(store_->begin(mode)); }
 
   static ApprovalRecord approval(std::string id, std::string run_id = "r1") {
     ApprovalRecord a;
@@ -86,11 +70,6 @@ class InteractionRepositoryTest : public ::testing::Test {
     return out;
   }
 
-  testing::TempDir dir_;
-  testing::ManualClock clock_;
-  SqliteStoreOptions options_{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff};
-  std::unique_ptr<Store> store_;
-  ThreadRepository threads_{clock_};
   RunRepository runs_{clock_};
   InteractionRepository repo_{clock_};
 };

@@ -12,6 +12,7 @@
 #include "keel/store.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
+#include "testing/store_test.h"
 #include "testing/temp_dir.h"
 
 namespace keel {
@@ -20,20 +21,10 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-template <typename T>
-T must(Result<T> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-  return std::move(result).value();
-}
-void must(Result<void> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-}
-template <typename T>
-std::string code_of(const Result<T>& result) {
-  return result ? "ok" : result.error().code();
-}
+using testing::code_of;
+using testing::must;
 
-class QueueRepositoryTest : public ::testing::Test {
+class QueueRepositoryTest : public testing::StoreTest {
  protected:
   void SetUp() override {
     reopen();
@@ -42,13 +33,6 @@ class QueueRepositoryTest : public ::testing::Test {
     must(threads_.create(*tx, "t2", "second"));
     must(tx->commit());
   }
-
-  void reopen() {
-    store_.reset();
-    store_ = must(open_sqlite_store(options_));
-  }
-
-  std::unique_ptr<Transaction> begin(TxMode mode = TxMode::kWrite) { return must(store_->begin(mode)); }
 
   static QueuedInput item(std::string id, std::string thread_id = "t1") {
     QueuedInput q;
@@ -64,11 +48,6 @@ class QueueRepositoryTest : public ::testing::Test {
     return out;
   }
 
-  testing::TempDir dir_;
-  testing::ManualClock clock_;
-  SqliteStoreOptions options_{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff};
-  std::unique_ptr<Store> store_;
-  ThreadRepository threads_{clock_};
   QueueRepository queue_{clock_};
 };
 

@@ -12,6 +12,7 @@
 #include "keel/store.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
+#include "testing/store_test.h"
 #include "testing/temp_dir.h"
 
 namespace keel {
@@ -20,22 +21,10 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-// The value of a successful result; a failed one throws, which GoogleTest reports with the error.
-template <typename T>
-T must(Result<T> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-  return std::move(result).value();
-}
-void must(Result<void> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-}
-// "ok" for a success, the error code otherwise.
-template <typename T>
-std::string code_of(const Result<T>& result) {
-  return result ? "ok" : result.error().code();
-}
+using testing::code_of;
+using testing::must;
 
-class RunRepositoryTest : public ::testing::Test {
+class RunRepositoryTest : public testing::StoreTest {
  protected:
   void SetUp() override {
     reopen();
@@ -44,13 +33,6 @@ class RunRepositoryTest : public ::testing::Test {
     must(threads_.create(*tx, "t2", "second"));
     must(tx->commit());
   }
-
-  void reopen() {
-    store_.reset();
-    store_ = must(open_sqlite_store(options_));
-  }
-
-  std::unique_ptr<Transaction> begin(TxMode mode = TxMode::kWrite) { return must(store_->begin(mode)); }
 
   RunRecord run(std::string id, std::string thread_id = "t1", RunState state = RunState::kQueued) {
     RunRecord r;
@@ -79,11 +61,6 @@ class RunRepositoryTest : public ::testing::Test {
     return c;
   }
 
-  testing::TempDir dir_;
-  testing::ManualClock clock_;
-  SqliteStoreOptions options_{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff};
-  std::unique_ptr<Store> store_;
-  ThreadRepository threads_{clock_};
   RunRepository runs_{clock_};
 };
 

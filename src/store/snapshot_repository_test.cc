@@ -9,6 +9,7 @@
 #include "keel/error_codes.h"
 #include "keel/store.h"
 #include "testing/manual_clock.h"
+#include "testing/store_test.h"
 #include "testing/temp_dir.h"
 
 namespace keel {
@@ -16,29 +17,12 @@ namespace {
 
 using nlohmann::json;
 
-template <typename T>
-T must(Result<T> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-  return std::move(result).value();
-}
-void must(Result<void> result) {
-  if (!result) throw std::runtime_error(result.error().to_string());
-}
-template <typename T>
-std::string code_of(const Result<T>& result) {
-  return result ? "ok" : result.error().code();
-}
+using testing::code_of;
+using testing::must;
 
-class SnapshotRepositoryTest : public ::testing::Test {
+class SnapshotRepositoryTest : public testing::StoreTest {
  protected:
   void SetUp() override { reopen(); }
-
-  void reopen() {
-    store_.reset();
-    store_ = must(open_sqlite_store(options_));
-  }
-
-  std::unique_ptr<Transaction> begin(TxMode mode = TxMode::kWrite) { return must(store_->begin(mode)); }
 
   static EnvironmentSnapshotRecord snapshot(std::string id) {
     EnvironmentSnapshotRecord s;
@@ -51,10 +35,6 @@ class SnapshotRepositoryTest : public ::testing::Test {
     return s;
   }
 
-  testing::TempDir dir_;
-  testing::ManualClock clock_;
-  SqliteStoreOptions options_{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff};
-  std::unique_ptr<Store> store_;
   SnapshotRepository repo_{clock_};
 };
 

@@ -5,14 +5,10 @@
 #include <variant>
 
 #include "keel/store.h"
+#include "util/overloaded.h"
 
 namespace keel {
 namespace {
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 int64_t text_to_int(const std::string& text) {
   int64_t value = 0;
@@ -25,8 +21,7 @@ int64_t text_to_int(const std::string& text) {
 }  // namespace
 
 int64_t SqlValue::as_int() const {
-  return std::visit(Overloaded{[](std::monostate) -> int64_t { return 0; },
-                               [](int64_t v) { return v; },
+  return std::visit(Overloaded{[](std::monostate) -> int64_t { return 0; }, [](int64_t v) { return v; },
                                [](double v) { return static_cast<int64_t>(v); },
                                [](const std::string& v) { return text_to_int(v); },
                                [](const Blob& v) { return text_to_int(v.bytes); }},
@@ -35,20 +30,18 @@ int64_t SqlValue::as_int() const {
 
 double SqlValue::as_double() const {
   return std::visit(Overloaded{[](std::monostate) { return 0.0; },
-                               [](int64_t v) { return static_cast<double>(v); },
-                               [](double v) { return v; },
+                               [](int64_t v) { return static_cast<double>(v); }, [](double v) { return v; },
                                [](const std::string& v) { return std::strtod(v.c_str(), nullptr); },
                                [](const Blob& v) { return std::strtod(v.bytes.c_str(), nullptr); }},
                     v_);
 }
 
 std::string SqlValue::as_text() const {
-  return std::visit(Overloaded{[](std::monostate) { return std::string(); },
-                               [](int64_t v) { return std::to_string(v); },
-                               [](double v) { return std::to_string(v); },
-                               [](const std::string& v) { return v; },
-                               [](const Blob& v) { return v.bytes; }},
-                    v_);
+  return std::visit(
+      Overloaded{[](std::monostate) { return std::string(); }, [](int64_t v) { return std::to_string(v); },
+                 [](double v) { return std::to_string(v); }, [](const std::string& v) { return v; },
+                 [](const Blob& v) { return v.bytes; }},
+      v_);
 }
 
 std::optional<std::string> SqlValue::as_optional_text() const {

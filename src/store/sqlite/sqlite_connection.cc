@@ -5,14 +5,10 @@
 #include <variant>
 
 #include "keel/error_codes.h"
+#include "util/overloaded.h"
 
 namespace keel::sqlite {
 namespace {
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 // Resets a statement when the caller is done with it, so a cached statement never holds a read lock.
 struct ResetOnExit {
@@ -24,10 +20,10 @@ struct ResetOnExit {
 };
 
 size_t value_size(const SqlValue& value) {
-  return std::visit(Overloaded{[](const std::string& s) { return s.size(); },
-                               [](const Blob& b) { return b.bytes.size(); },
-                               [](const auto&) { return size_t{0}; }},
-                    value.storage());
+  return std::visit(
+      Overloaded{[](const std::string& s) { return s.size(); }, [](const Blob& b) { return b.bytes.size(); },
+                 [](const auto&) { return size_t{0}; }},
+      value.storage());
 }
 
 }  // namespace
@@ -94,14 +90,16 @@ Result<sqlite3_stmt*> Connection::prepare(std::string_view sql) {
   return statements_.emplace(std::move(key), std::move(owned)).first->second.get();
 }
 
-Result<sqlite3_stmt*> Connection::bind(std::string_view sql, std::span<const SqlValue> params, bool read_only) {
+Result<sqlite3_stmt*> Connection::bind(std::string_view sql, std::span<const SqlValue> params,
+                                       bool read_only) {
   sqlite3_stmt* stmt = KEEL_TRY(prepare(sql));
   if (read_only && sqlite3_stmt_readonly(stmt) == 0) {
     return fail(codes::kStoreWriteInReadTransaction, "a read transaction cannot run: " + std::string(sql));
   }
   if (static_cast<int>(params.size()) != sqlite3_bind_parameter_count(stmt)) {
     return fail(codes::kInternal, "SQL expects " + std::to_string(sqlite3_bind_parameter_count(stmt)) +
-                                      " parameters, got " + std::to_string(params.size()) + ": " + std::string(sql));
+                                      " parameters, got " + std::to_string(params.size()) + ": " +
+                                      std::string(sql));
   }
   for (size_t i = 0; i < params.size(); ++i) {
     if (value_size(params[i]) > max_value_bytes_) {

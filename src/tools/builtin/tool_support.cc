@@ -2,6 +2,7 @@
 #include "tools/builtin/tool_support.h"
 
 #include "keel/error_codes.h"
+#include "util/utf8.h"
 
 namespace keel::builtin {
 
@@ -64,10 +65,7 @@ std::string valid_utf8(std::string_view bytes) {
 
 std::string truncate_utf8(std::string_view text, size_t max_bytes, std::string_view marker) {
   if (text.size() <= max_bytes) return std::string(text);
-  size_t cut = max_bytes;
-  // Back up over continuation bytes so a multi-byte character is never split.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  std::string out(text.substr(0, cut));
+  std::string out(text.substr(0, utf8_prefix_length(text, max_bytes)));
   out += marker;
   return out;
 }
