@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -107,16 +108,17 @@ class SqliteStore final : public Store {
   }
 
   Result<void> open() {
-    writer_ = KEEL_TRY(Connection::open(options_.path, Connection::Access::kReadWrite, options_.busy_timeout_ms,
-                                        options_.max_value_bytes));
+    writer_ = KEEL_TRY(Connection::open(options_.path, Connection::Access::kReadWrite,
+                                        options_.busy_timeout_ms, options_.max_value_bytes));
     // Touches the file header: a damaged or foreign non-SQLite file fails here with store.corrupt. One
     // statement, so the three values come from one snapshot even while another process migrates the file
     // (separate reads could see its application_id before and its user_version after, and call a keel
     // store foreign).
-    auto header = KEEL_TRY(writer_->query(
-        "SELECT (SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'), "
-        "(SELECT application_id FROM pragma_application_id()), (SELECT user_version FROM pragma_user_version())",
-        {}, false));
+    auto header =
+        KEEL_TRY(writer_->query("SELECT (SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'), "
+                                "(SELECT application_id FROM pragma_application_id()), (SELECT user_version "
+                                "FROM pragma_user_version())",
+                                {}, false));
     if (header.size() != 1 || header.front().size() != 3) {
       return fail(codes::kInternal, "reading the header of " + options_.path + " returned no row");
     }
@@ -125,7 +127,8 @@ class SqliteStore final : public Store {
     const int64_t version = header.front().integer(2);
     const bool fresh = objects == 0 && application_id == 0 && version == 0;
     if (!fresh && application_id != kKeelApplicationId) {
-      return fail(codes::kStoreForeign, options_.path + " is a SQLite database but not a keel store (application_id " +
+      return fail(codes::kStoreForeign, options_.path +
+                                            " is a SQLite database but not a keel store (application_id " +
                                             std::to_string(application_id) + "); refusing to touch it");
     }
     if (version > current_schema_version()) {
@@ -134,7 +137,7 @@ class SqliteStore final : public Store {
                       ", written by a newer keel; this build understands versions up to " +
                       std::to_string(current_schema_version()) + ". Upgrade keel to open it.");
     }
-    auto mode = KEEL_TRY(writer_->scalar("PRAGMA journal_mode=WAL")).as_text();
+    auto mode = KEEL_TRY(switch_to_wal()).as_text();
     if (mode != "wal") return fail(codes::kStoreOpen, "could not switch " + options_.path + " to WAL mode");
     KEEL_TRY(writer_->exec(synchronous_pragma(options_.synchronous)));
     if (options_.max_page_count > 0) {
@@ -152,9 +155,7 @@ class SqliteStore final : public Store {
     return tx;
   }
 
-  StoreStats stats() const override {
-    return StoreStats{commits_.load(), syncs_.load(), rollbacks_.load()};
-  }
+  StoreStats stats() const override { return StoreStats{commits_.load(), syncs_.load(), rollbacks_.load()}; }
   int schema_version() const override { return schema_version_; }
   std::string_view backend() const override { return "sqlite"; }
   bool poisoned() const override { return poisoned_.load(); }
@@ -162,6 +163,22 @@ class SqliteStore final : public Store {
  private:
   friend class WriteTx;
   friend class ReadTx;
+
+  // Switching the journal mode needs an exclusive lock, and SQLite answers SQLITE_BUSY at once, without its
+  // busy handler, while another connection holds or is taking that lock (two processes opening a new file
+  // together). Retry here for as long as the busy timeout allows.
+  Result<SqlValue> switch_to_wal() {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(options_.busy_timeout_ms, 0));
+    for (auto pause = std::chrono::microseconds(200);;
+         pause = std::min(pause * 2, std::chrono::microseconds(20'000))) {
+      auto mode = writer_->scalar("PRAGMA journal_mode=WAL");
+      if (mode || mode.error().code() != codes::kStoreBusy || std::chrono::steady_clock::now() >= deadline) {
+        return mode;
+      }
+      std::this_thread::sleep_for(pause);
+    }
+  }
 
   Result<void> migrate(int64_t from_version) {
     for (const Migration& migration : schema_migrations()) {
@@ -181,8 +198,8 @@ class SqliteStore final : public Store {
         if (!writer_->in_autocommit()) (void)writer_->exec("ROLLBACK");
         if (applied.error().code() == codes::kStoreBusy) return fail(applied.error());
         return fail(codes::kStoreMigration, "migrating " + options_.path + " to schema version " +
-                                                std::to_string(migration.version) + " failed: " +
-                                                applied.error().to_string());
+                                                std::to_string(migration.version) +
+                                                " failed: " + applied.error().to_string());
       }
     }
     return {};
