@@ -43,6 +43,7 @@ inline constexpr char kThreadDeleted[] = "thread.deleted";
 inline constexpr char kNodeNotFound[] = "node.not_found";
 inline constexpr char kNodeNotInThread[] = "node.not_in_thread";
 inline constexpr char kNodeNotLeaf[] = "node.not_a_leaf";
+inline constexpr char kContextStale[] = "context.stale";
 inline constexpr char kRevisionConflict[] = "revision.conflict";
 inline constexpr char kRunNotFound[] = "run.not_found";
 inline constexpr char kQueueFull[] = "queue.full";

@@ -234,8 +234,18 @@ void EngineCore::Impl::handle_engine_op(Op op) {
 void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op) {
   const std::string& method = op.method;
   if (method == "turn.submit") return submit_turn(actor, op);
+  if (method == "turn.steer") return steer_turn(actor, op);
+  if (method == "turn.input") return route_input(actor, op);
+  if (method == "turn.enqueue") return enqueue_input(actor, op);
+  if (method == "queue.start") return start_queued(actor, op);
   if (method == "turn.interrupt") return interrupt(actor, op);
   if (method == "run.resume") return resume_run(actor, op);
+  if (method == "queue.update") {
+    // A queued input becomes a turn's input later: it must be one now.
+    if (auto content = turn_input(op.params.value("input", json())); !content) {
+      return reject(op, actor->thread_id, content.error());
+    }
+  }
   if (StoreCommands::handles(method)) {
     // Moving the leaf or deleting the thread under a running turn would pull its history away.
     if (actor->active && (method == "thread.delete" || method == "thread.selectBranch")) {
@@ -256,7 +266,7 @@ void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& act
   if (thread_id.empty()) thread_id = outcome.result.value("threadId", "");
   ack(op, thread_id, outcome.result, result->replayed);
   if (result->replayed) return;
-  if (op.method == "turn.enqueue" || op.method == "queue.update" || op.method == "queue.remove") {
+  if (op.method == "queue.update" || op.method == "queue.remove") {
     publish_queue(thread_id);
   } else if (op.method == "thread.fork") {
     publish("thread.updated", thread_id, outcome.result);
@@ -346,7 +356,70 @@ void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, cons
   ack(op, actor->thread_id, {{"interrupted", true}, {"turnId", actor->active->turn_id}});
 }
 
-void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction& tx,
+                                                                    const std::string& thread_id,
+                                                                    const std::vector<ContentBlock>& content,
+                                                                    std::optional<int64_t> budget) {
+  AdmittedTurn a;
+  ThreadRecord thread = KEEL_TRY(threads_.get_live(tx, thread_id));
+  a.first_turn = !thread.leaf_node_id.has_value();
+  a.first_line = first_line(content);
+  RunRecord run;
+  run.id = deps_.ids->next_id();
+  run.thread_id = thread_id;
+  run.turn_id = deps_.ids->next_id();
+  run.turn_kind = "user";
+  run.state = RunState::kStreamingModel;
+  run.budget_tokens = budget;
+  run.usage = json::object();
+  a.run = KEEL_TRY(runs_.create(tx, std::move(run)));
+  NewNode turn_context;
+  turn_context.id = deps_.ids->next_id();
+  turn_context.thread_id = thread_id;
+  turn_context.kind = NodeKind::kTurnContext;
+  turn_context.run_id = a.run.id;
+  turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", options_.model.model}};
+  KEEL_TRY(threads_.append(tx, std::move(turn_context)));
+  NewNode user;
+  user.id = deps_.ids->next_id();
+  user.thread_id = thread_id;
+  user.kind = NodeKind::kUserMessage;
+  user.run_id = a.run.id;
+  user.body = KEEL_TRY(encode_user_message(UserMessageBody{.content = content}));
+  a.user = KEEL_TRY(threads_.append(tx, std::move(user)));
+  if (a.first_turn) a.titled = KEEL_TRY(threads_.set_title(tx, thread_id, a.first_line));
+  return a;
+}
+
+void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,
+                                     const AdmittedTurn& admitted) {
+  const std::string& thread_id = actor->thread_id;
+  const RunRecord& run = admitted.run;
+  if (admitted.titled) {
+    publish("thread.updated", thread_id,
+            {{"threadId", thread_id},
+             {"title", admitted.titled->title},
+             {"revision", admitted.titled->revision}});
+  }
+  publish("turn.start", thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", false}});
+  publish("item.complete", thread_id,
+          {{"itemId", admitted.user.id},
+           {"kind", "user_message"},
+           {"turnId", run.turn_id},
+           {"node", {{"id", admitted.user.id}, {"kind", "user_message"}, {"body", admitted.user.body}}}});
+  start_runner(actor, run, admitted.first_turn, admitted.first_line);
+}
+
+Result<std::vector<ContentBlock>> EngineCore::Impl::turn_input(const json& input) const {
+  auto content = KEEL_TRY(parse_input(input));
+  if (!options_.model.vision && has_image(content)) {
+    return fail(codes::kImageUnsupported, "the model '" + options_.model.model + "' does not accept images");
+  }
+  return content;
+}
+
+void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                   json result_extra) {
   const std::string& thread_id = actor->thread_id;
   if (actor->active) {
     return reject(op, thread_id,
@@ -354,13 +427,8 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
                         "a turn is already running on this thread; steer it, enqueue the input, "
                         "or interrupt it first"));
   }
-  auto content = parse_input(op.params.value("input", json()));
+  auto content = turn_input(op.params.value("input", json()));
   if (!content) return reject(op, thread_id, content.error());
-  if (!options_.model.vision && has_image(*content)) {
-    return reject(
-        op, thread_id,
-        Error(codes::kImageUnsupported, "the model '" + options_.model.model + "' does not accept images"));
-  }
   std::optional<int64_t> budget = options_.default_budget_tokens;
   if (op.params.contains("budgetTokens")) {
     if (!op.params["budgetTokens"].is_number_integer() || op.params["budgetTokens"].get<int64_t>() <= 0) {
@@ -372,71 +440,19 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
 
-  struct Admitted {
-    RunRecord run;
-    NodeRecord user;
-    std::optional<ThreadRecord> titled;
-    bool first_turn = false;
-    std::optional<CommandOutcome> replay;
-  };
-  ReceiptRepository receipts(*deps_.clock);
-  auto admitted = write([&](Transaction& tx) -> Result<Admitted> {
-    Admitted a;
-    if (auto existing = KEEL_TRY(receipts.check(tx, *context))) {
-      a.replay = std::move(*existing);
-      return a;
-    }
-    ThreadRecord thread = KEEL_TRY(threads_.get_live(tx, thread_id));
-    a.first_turn = !thread.leaf_node_id.has_value();
-    RunRecord run;
-    run.id = deps_.ids->next_id();
-    run.thread_id = thread_id;
-    run.turn_id = deps_.ids->next_id();
-    run.turn_kind = "user";
-    run.state = RunState::kStreamingModel;
-    run.budget_tokens = budget;
-    run.usage = json::object();
-    a.run = KEEL_TRY(runs_.create(tx, std::move(run)));
-    NewNode turn_context;
-    turn_context.id = deps_.ids->next_id();
-    turn_context.thread_id = thread_id;
-    turn_context.kind = NodeKind::kTurnContext;
-    turn_context.run_id = a.run.id;
-    turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", options_.model.model}};
-    KEEL_TRY(threads_.append(tx, std::move(turn_context)));
-    NewNode user;
-    user.id = deps_.ids->next_id();
-    user.thread_id = thread_id;
-    user.kind = NodeKind::kUserMessage;
-    user.run_id = a.run.id;
-    user.body = KEEL_TRY(encode_user_message(UserMessageBody{.content = *content}));
-    a.user = KEEL_TRY(threads_.append(tx, std::move(user)));
-    if (a.first_turn) a.titled = KEEL_TRY(threads_.set_title(tx, thread_id, first_line(*content)));
-    KEEL_TRY(receipts.record(
-        tx, *context,
-        CommandOutcome::accept({{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"userNodeId", a.user.id}})));
-    return a;
+  std::optional<AdmittedTurn> admitted;
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    admitted = KEEL_TRY(admit_turn(tx, thread_id, *content, budget));
+    json result = {
+        {"turnId", admitted->run.turn_id}, {"runId", admitted->run.id}, {"userNodeId", admitted->user.id}};
+    for (auto& [key, value] : result_extra.items()) result[key] = value;
+    return result;
   });
-  if (!admitted) return reject(op, thread_id, admitted.error());
-  if (admitted->replay) {
-    if (admitted->replay->accepted) return ack(op, thread_id, admitted->replay->result, true);
-    return reject(op, thread_id, *admitted->replay->rejection);
-  }
-  const RunRecord& run = admitted->run;
-  ack(op, thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"userNodeId", admitted->user.id}});
-  if (admitted->titled) {
-    publish("thread.updated", thread_id,
-            {{"threadId", thread_id},
-             {"title", admitted->titled->title},
-             {"revision", admitted->titled->revision}});
-  }
-  publish("turn.start", thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", false}});
-  publish("item.complete", thread_id,
-          {{"itemId", admitted->user.id},
-           {"kind", "user_message"},
-           {"turnId", run.turn_id},
-           {"node", {{"id", admitted->user.id}, {"kind", "user_message"}, {"body", admitted->user.body}}}});
-  start_runner(actor, run, admitted->first_turn, first_line(*content));
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (outcome->replayed || !admitted) return;
+  announce_turn(actor, *admitted);
 }
 
 void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
@@ -484,6 +500,7 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   actor->active.emplace();
   actor->active->turn_id = run.turn_id;
   actor->active->run_id = run.id;
+  actor->active->turn_kind = run.turn_kind;
   CancellationToken cancel = actor->active->cancel.token();
   if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
   enter_running();
@@ -494,9 +511,12 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   }
 }
 
-void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor) {
+void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
   actor->active.reset();
-  leave_running();
+  // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,
+  // a failure or an uncertain pause the queue holds until the user resumes the run or starts it.
+  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled()) advance_queue(actor);
+  leave_running();  // after advance_queue: a started turn is counted before this one is let go
 }
 
 // ---- ask_user ----

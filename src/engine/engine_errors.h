@@ -19,6 +19,11 @@ inline constexpr char kToolUnknown[] = "tool.unknown";
 inline constexpr char kToolArgumentsNotJson[] = "tool.arguments_not_json";
 inline constexpr char kToolFailed[] = "tool.failed";
 inline constexpr char kEngineShutdown[] = "engine.shutting_down";
+// Steering (spec §3).
+inline constexpr char kSteerTurnMismatch[] = "steer.turn_mismatch";  // expectedTurnId is not the running turn
+inline constexpr char kTurnEnded[] = "turn.ended";                   // too late to steer: enqueue instead
+inline constexpr char kAttachmentNotFound[] = "attachment.not_found";
+inline constexpr char kQueueEmpty[] = "queue.empty";
 
 }  // namespace keel::codes
 

@@ -15,6 +15,7 @@
 #include "engine/engine_core.h"
 #include "keel/error_codes.h"
 #include "keel/tool_registry.h"
+#include "store/run_repository.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
 #include "testing/scripted_provider.h"
@@ -96,9 +97,8 @@ inline ToolSpec simple_spec(std::string name, ToolEffects effects = ToolEffects:
   spec.name = std::move(name);
   spec.label = spec.name;
   spec.description = "a test tool";
-  spec.parameters = {{"type", "object"},
-                     {"properties", {{"text", {{"type", "string"}}}}},
-                     {"additionalProperties", false}};
+  spec.parameters = {
+      {"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}, {"additionalProperties", false}};
   spec.effects = effects;
   return spec;
 }
@@ -121,8 +121,13 @@ class EngineHarness {
 
   // Starts the engine (tests register extra tools or script responses first if they like).
   void start() {
-    EngineDeps deps{store_.get(), &provider, options_.with_task_provider ? &task_provider : nullptr, &tools,
-                    options_.gatekeeper ? options_.gatekeeper : &allow_all_, &clock, &ids};
+    EngineDeps deps{store_.get(),
+                    &provider,
+                    options_.with_task_provider ? &task_provider : nullptr,
+                    &tools,
+                    options_.gatekeeper ? options_.gatekeeper : &allow_all_,
+                    &clock,
+                    &ids};
     engine = std::make_unique<EngineCore>(deps, options_.engine);
     transport = std::make_unique<DirectTransport>(*engine);
     subscription = transport->on_event([this](const AgentEvent& event) { log.add(event); });
@@ -150,8 +155,40 @@ class EngineHarness {
         }
       }
       return false;
-    })) << "no answer to " << method;
+    })) << "no answer to "
+        << method;
     return answer;
+  }
+
+  // Sends an op under a given submission id and waits for the answer it gets this time (a duplicate
+  // submission gets a second answer carrying the same id).
+  AgentEvent request_as(const std::string& submission, const std::string& method, nlohmann::json params) {
+    auto answers = [&](const std::vector<AgentEvent>& events) {
+      std::vector<AgentEvent> out;
+      for (const AgentEvent& event : events) {
+        if ((event.type == "command.ack" || event.type == "command.rejected") &&
+            event.payload.value("submissionId", "") == submission) {
+          out.push_back(event);
+        }
+      }
+      return out;
+    };
+    const size_t before = answers(log.events()).size();
+    transport->send(Op{method, "test-client", submission, std::move(params)});
+    AgentEvent answer;
+    EXPECT_TRUE(log.wait_until([&](const std::vector<AgentEvent>& events) {
+      auto found = answers(events);
+      if (found.size() <= before) return false;
+      answer = found[before];
+      return true;
+    })) << "no answer to "
+        << method;
+    return answer;
+  }
+
+  // Sends an op without waiting for its answer.
+  void send(const std::string& method, nlohmann::json params) {
+    transport->send(Op{method, "test-client", "sub-" + std::to_string(++submissions_), std::move(params)});
   }
 
   std::string create_thread() {
@@ -161,7 +198,8 @@ class EngineHarness {
   }
 
   // Submits a turn and waits for its turn.complete (the n-th one of the thread). Returns it.
-  AgentEvent run_turn(const std::string& thread_id, nlohmann::json input, nlohmann::json extra = nlohmann::json::object()) {
+  AgentEvent run_turn(const std::string& thread_id, nlohmann::json input,
+                      nlohmann::json extra = nlohmann::json::object()) {
     const size_t before = completes(thread_id);
     nlohmann::json params = {{"threadId", thread_id}, {"input", std::move(input)}};
     for (auto& [key, value] : extra.items()) params[key] = value;
@@ -172,7 +210,8 @@ class EngineHarness {
 
   size_t completes(const std::string& thread_id) const {
     size_t n = 0;
-    for (const AgentEvent& event : log.events()) n += event.type == "turn.complete" && event.thread_id == thread_id;
+    for (const AgentEvent& event : log.events())
+      n += event.type == "turn.complete" && event.thread_id == thread_id;
     return n;
   }
 
@@ -187,7 +226,8 @@ class EngineHarness {
         }
       }
       return false;
-    })) << "turn " << nth << " of " << thread_id << " did not complete";
+    })) << "turn "
+        << nth << " of " << thread_id << " did not complete";
     return found;
   }
 
@@ -202,6 +242,28 @@ class EngineHarness {
     auto path = threads.path_to(**tx, *thread->leaf_node_id);
     EXPECT_TRUE(path);
     return path ? *path : std::vector<NodeRecord>{};
+  }
+
+  RunRecord run(const std::string& run_id) {
+    RunRepository runs(clock);
+    auto tx = store_->begin(TxMode::kRead);
+    EXPECT_TRUE(tx);
+    if (!tx) return {};
+    auto run = runs.get(**tx, run_id);
+    EXPECT_TRUE(run) << (run ? "" : run.error().to_string());
+    return run ? *run : RunRecord{};
+  }
+
+  // Waits for the nth tool progress event of the thread (the nth blocking tool has started).
+  void wait_tool_progress(const std::string& thread_id, size_t nth = 1) {
+    EXPECT_TRUE(log.wait_until([&](const std::vector<AgentEvent>& events) {
+      size_t n = 0;
+      for (const AgentEvent& e : events) {
+        n += e.thread_id == thread_id && e.type == "item.delta" && e.payload.contains("toolProgress");
+      }
+      return n >= nth;
+    })) << "no tool progress #"
+        << nth << " on " << thread_id;
   }
 
   std::vector<std::string> kinds(const std::string& thread_id) {
@@ -238,23 +300,24 @@ class EngineHarness {
     add(simple_spec("throw"), [](ToolCallContext, nlohmann::json, auto) -> void {
       throw std::runtime_error("the tool threw on purpose");
     });
-    add(simple_spec("write_note", ToolEffects::kWrite), [](ToolCallContext, nlohmann::json, auto done) {
-      done(text_result("note written"));
-    });
-    add(simple_spec("big"), [](ToolCallContext, nlohmann::json, auto done) {
-      done(text_result(std::string(100000, 'x')));
-    });
-    // Reports progress, then waits until the turn is interrupted.
-    add(simple_spec("block"), [this](ToolCallContext context, nlohmann::json, auto done) {
-      context.progress(ToolProgress{"working", nullptr});
-      auto shared_done = std::make_shared<std::function<void(Result<ToolResult>)>>(std::move(done));
-      auto registration = std::make_shared<CancellationRegistration>();
-      *registration = context.cancel.on_cancel([shared_done] {
-        (*shared_done)(fail(codes::kCancelled, "cancelled"));
+    add(simple_spec("write_note", ToolEffects::kWrite),
+        [](ToolCallContext, nlohmann::json, auto done) { done(text_result("note written")); });
+    add(simple_spec("big"),
+        [](ToolCallContext, nlohmann::json, auto done) { done(text_result(std::string(100000, 'x'))); });
+    // Each reports progress, then waits until the turn is interrupted; block is retry-safe (a read),
+    // block_write never-retry (a write).
+    for (auto [name, effects] :
+         {std::pair{"block", ToolEffects::kRead}, std::pair{"block_write", ToolEffects::kWrite}}) {
+      add(simple_spec(name, effects), [this](ToolCallContext context, nlohmann::json, auto done) {
+        context.progress(ToolProgress{"working", nullptr});
+        auto shared_done = std::make_shared<std::function<void(Result<ToolResult>)>>(std::move(done));
+        auto registration = std::make_shared<CancellationRegistration>();
+        *registration =
+            context.cancel.on_cancel([shared_done] { (*shared_done)(fail(codes::kCancelled, "cancelled")); });
+        std::lock_guard<std::mutex> guard(blocked_mu_);
+        blocked_.push_back(registration);
       });
-      std::lock_guard<std::mutex> guard(blocked_mu_);
-      blocked_.push_back(registration);
-    });
+    }
   }
 
   HarnessOptions options_;

@@ -20,6 +20,7 @@
 #include "keel/cancellation.h"
 #include "store/commands.h"
 #include "store/queue_repository.h"
+#include "store/receipts.h"
 #include "store/records.h"
 #include "store/run_repository.h"
 #include "store/session_context.h"
@@ -31,7 +32,15 @@ namespace keel {
 struct ActiveTurn {
   std::string turn_id;
   std::string run_id;
+  std::string turn_kind = "user";
   CancellationSource cancel;
+  // Cleared by the runner, on the strand, in the same step in which it commits the turn's end: from then on
+  // a steer is refused with turn.ended (enqueue instead). Admission and this decision are linearized by
+  // the strand, so a steer is either in the turn or refused (spec §3).
+  bool steerable = true;
+  // Set by each admission, cleared by the cutoff that takes the admitted steers: spares the cutoff a read
+  // when nothing was admitted. True at start, so a resumed or recovered run reads its pending set once.
+  bool steers_admitted = true;
 };
 
 // Owns one thread's serial execution. Every member is touched only on `strand`.
@@ -66,12 +75,17 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   }
 
   // UserPrompter (the ask_user tool).
-  void ask(std::string tool_call_id, std::string thread_id, std::string question, std::vector<std::string> choices,
-           CancellationToken cancel, std::function<void(Result<std::string>)> answered) override;
+  void ask(std::string tool_call_id, std::string thread_id, std::string question,
+           std::vector<std::string> choices, CancellationToken cancel,
+           std::function<void(Result<std::string>)> answered) override;
 
   // ---- used by the turn runner (on the thread's strand) ----
-  AgentEvent publish(std::string type, const std::string& thread_id, nlohmann::json payload) {
-    return bus_.publish(std::move(type), thread_id, std::move(payload));
+  void publish(std::string type, const std::string& thread_id, nlohmann::json payload) {
+    bus_.publish(std::move(type), thread_id, std::move(payload));
+  }
+  // Events reporting one commit, published together (one wake-up per subscriber).
+  void publish_all(const std::string& thread_id, std::vector<EventBus::Draft> drafts) {
+    bus_.publish_all(thread_id, std::move(drafts));
   }
   // Runs `body` in one write transaction and commits it.
   template <typename F>
@@ -93,8 +107,8 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   boost::asio::io_context& io() { return io_; }
   Scheduler& scheduler() { return scheduler_; }
 
-  // Called on the actor's strand when its turn's coroutine has ended.
-  void turn_finished(const std::shared_ptr<ThreadActor>& actor);
+  // Called on the actor's strand when its turn's coroutine has ended, with the run's last state.
+  void turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
 
  private:
   std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id);
@@ -103,7 +117,37 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   void ack(const Op& op, const std::string& thread_id, nlohmann::json result, bool replayed = false);
   void reject(const Op& op, const std::string& thread_id, const Error& error);
   void run_store_command(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  void submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // A new turn, admitted in the caller's transaction: its run, turn_context and user_message.
+  struct AdmittedTurn {
+    RunRecord run;
+    NodeRecord user;
+    std::optional<ThreadRecord> titled;  // the fallback title of a thread's first turn
+    bool first_turn = false;
+    std::string first_line;
+  };
+  Result<AdmittedTurn> admit_turn(Transaction& tx, const std::string& thread_id,
+                                  const std::vector<ContentBlock>& content, std::optional<int64_t> budget);
+  // After the admission committed: its events, then the turn's runner.
+  void announce_turn(const std::shared_ptr<ThreadActor>& actor, const AdmittedTurn& admitted);
+  // A turn's input as content blocks; input.invalid / input.image_unsupported.
+  Result<std::vector<ContentBlock>> turn_input(const nlohmann::json& input) const;
+  // `result_extra` is merged into the recorded ACK result (turn.input adds its action).
+  void submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                   nlohmann::json result_extra = nlohmann::json::object());
+
+  // ---- steering and the queue (engine/steering.cc) ----
+  void steer_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                     nlohmann::json result_extra = nlohmann::json::object());
+  void start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // Admits a steer for `expected_turn_id` in the caller's transaction (spec §3); the ACK's result.
+  Result<nlohmann::json> admit_steer(Transaction& tx, const std::shared_ptr<ThreadActor>& actor,
+                                     const std::string& expected_turn_id,
+                                     const std::vector<ContentBlock>& content,
+                                     const nlohmann::json& attachments);
+  // After a turn that ended normally: starts the thread's next queued input, if any.
+  void advance_queue(const std::shared_ptr<ThreadActor>& actor);
   void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   void interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   void answer_interaction(const Op& op);

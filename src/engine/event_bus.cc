@@ -2,27 +2,33 @@
 
 #include <condition_variable>
 #include <deque>
+#include <span>
 #include <thread>
 
 namespace keel {
 
 class Mailbox : public std::enable_shared_from_this<Mailbox> {
  public:
+  using EventPtr = std::shared_ptr<const AgentEvent>;
+
   explicit Mailbox(std::function<void(const AgentEvent&)> callback) : callback_(std::move(callback)) {}
 
   void start() {
     worker_ = std::thread([self = shared_from_this()] { self->run(); });
   }
 
-  void push(const AgentEvent& event) {
+  void push(std::span<const EventPtr> events) {
     bool wake = false;
     {
       std::lock_guard<std::mutex> guard(mu_);
       if (stopped_) return;
-      if (event.is_delta() && pending_.size() >= EventBus::kCoalesceAfter && merge_into_last(event)) return;
-      pending_.push_back(event);
+      for (const EventPtr& event : events) {
+        if (event->is_delta() && pending_.size() >= EventBus::kCoalesceAfter && merge_into_last(*event))
+          continue;
+        pending_.push_back(event);
+      }
       // Only a worker asleep on the condition needs the (syscall-costly) wake-up; a busy one will find the
-      // event when it looks again.
+      // events when it looks again.
       wake = idle_;
     }
     if (wake) cv_.notify_one();
@@ -44,43 +50,58 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   }
 
  private:
+  // Events are shared and immutable, so a merge replaces the last pending event with a merged copy.
   bool merge_into_last(const AgentEvent& event) {
-    AgentEvent& last = pending_.back();
+    const AgentEvent& last = *pending_.back();
     if (!last.is_delta() || last.thread_id != event.thread_id ||
         last.payload.value("itemId", "") != event.payload.value("itemId", "")) {
       return false;
     }
+    auto merged = std::make_shared<AgentEvent>(last);
     for (const char* key : {"text", "reasoning"}) {
       if (event.payload.contains(key) && event.payload[key].is_string()) {
-        std::string merged = last.payload.value(key, "") + event.payload[key].get<std::string>();
-        last.payload[key] = std::move(merged);
+        std::string text = merged->payload.value(key, "") + event.payload[key].get<std::string>();
+        merged->payload[key] = std::move(text);
       }
     }
-    if (event.payload.contains("toolProgress")) last.payload["toolProgress"] = event.payload["toolProgress"];
-    last.seq = event.seq;
-    last.payload["coalesced"] = true;
+    if (event.payload.contains("toolProgress"))
+      merged->payload["toolProgress"] = event.payload["toolProgress"];
+    merged->seq = event.seq;
+    merged->payload["coalesced"] = true;
+    pending_.back() = std::move(merged);
     return true;
   }
 
   void run() {
+    std::deque<EventPtr> batch;
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
       idle_ = true;
       cv_.wait(lock, [&] { return stopped_ || !pending_.empty(); });
       idle_ = false;
       if (stopped_) return;
-      AgentEvent event = std::move(pending_.front());
-      pending_.pop_front();
+      // Takes everything waiting at once: one lock round per batch, not per event. While the callback runs
+      // new events queue up in pending_, where a slow subscriber's deltas can still be coalesced.
+      batch.swap(pending_);
       lock.unlock();
-      callback_(event);
+      for (const EventPtr& event : batch) {
+        callback_(*event);
+        if (stop_requested()) return;
+      }
+      batch.clear();
       lock.lock();
     }
+  }
+
+  bool stop_requested() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return stopped_;
   }
 
   std::function<void(const AgentEvent&)> callback_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<AgentEvent> pending_;
+  std::deque<EventPtr> pending_;
   bool stopped_ = false;
   bool idle_ = false;  // the worker is (about to be) waiting on cv_
   std::thread worker_;
@@ -117,14 +138,26 @@ EventBus::~EventBus() {
   for (auto& mailbox : live) mailbox->stop();
 }
 
-AgentEvent EventBus::publish(std::string type, std::string thread_id, nlohmann::json payload) {
+void EventBus::publish(std::string type, std::string thread_id, nlohmann::json payload) {
+  std::vector<Draft> drafts;
+  drafts.push_back(Draft{std::move(type), std::move(payload)});
+  publish_all(thread_id, std::move(drafts));
+}
+
+void EventBus::publish_all(const std::string& thread_id, std::vector<Draft> drafts) {
+  if (drafts.empty()) return;
+  std::vector<Mailbox::EventPtr> events;
+  events.reserve(drafts.size());
   std::lock_guard<std::mutex> guard(mu_);
-  AgentEvent event{std::move(type), std::move(thread_id), ++next_seq_[thread_id], std::move(payload)};
+  uint64_t& seq = next_seq_[thread_id];
+  for (Draft& draft : drafts) {
+    events.push_back(std::make_shared<const AgentEvent>(
+        AgentEvent{std::move(draft.type), thread_id, ++seq, std::move(draft.payload)}));
+  }
   std::erase_if(mailboxes_, [](const std::weak_ptr<Mailbox>& weak) { return weak.expired(); });
   for (auto& weak : mailboxes_) {
-    if (auto mailbox = weak.lock()) mailbox->push(event);
+    if (auto mailbox = weak.lock()) mailbox->push(events);
   }
-  return event;
 }
 
 std::unique_ptr<EventSubscription> EventBus::subscribe(std::function<void(const AgentEvent&)> callback) {

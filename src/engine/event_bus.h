@@ -3,7 +3,9 @@
 // publish() stamps the event with the next seq of its thread and appends it to every subscriber's mailbox;
 // it never waits for a subscriber. Each subscription has its own delivery thread that calls the callback
 // with one event at a time, in mailbox order. Callers publish a thread's events from that thread's actor,
-// so each subscriber sees a thread's events in seq order.
+// so each subscriber sees a thread's events in seq order. An event is built once and shared, immutable,
+// by every mailbox. publish_all() publishes several events of one thread as consecutive seqs and wakes each
+// delivery thread at most once for all of them: events reporting one commit cost one wake-up, not several.
 //
 // A subscriber that falls behind (more than kCoalesceAfter events waiting) gets consecutive item.delta
 // events of the same item merged into one: text and reasoning concatenated, the latest tool progress kept,
@@ -37,8 +39,14 @@ class EventBus {
   EventBus(const EventBus&) = delete;
   EventBus& operator=(const EventBus&) = delete;
 
-  // Returns the event as published (with its seq).
-  AgentEvent publish(std::string type, std::string thread_id, nlohmann::json payload);
+  struct Draft {
+    std::string type;
+    nlohmann::json payload;
+  };
+
+  void publish(std::string type, std::string thread_id, nlohmann::json payload);
+  // Publishes `drafts` in order, as consecutive seqs of `thread_id`, with no other event in between.
+  void publish_all(const std::string& thread_id, std::vector<Draft> drafts);
   [[nodiscard]] std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback);
 
  private:

@@ -30,7 +30,7 @@ struct AssembledToolCall {
 };
 
 struct AssembledResponse {
-  std::vector<ContentBlock> content;  // reasoning blocks first, then text, as the model produced them
+  std::vector<ContentBlock> content;          // reasoning blocks first, then text, as the model produced them
   std::vector<AssembledToolCall> tool_calls;  // in index order
   StopReason stop_reason = StopReason::kEnd;
   std::string provider_stop_reason;

@@ -32,12 +32,13 @@ BoundedToolOutput bound_tool_output(ToolResult result, size_t max_chars) {
     out.content.push_back(std::move(block));
   }
   ContentBlock notice;
-  notice.text = "\n[keel: output truncated — showing the first " + std::to_string(max_chars - budget) + " of " +
-                std::to_string(total) +
+  notice.text = "\n[keel: output truncated — showing the first " + std::to_string(max_chars - budget) +
+                " of " + std::to_string(total) +
                 " characters. The full output was kept for the user; ask the tool for a narrower range "
                 "if you need the rest.]";
   out.content.push_back(std::move(notice));
-  out.details = {{"truncated", true}, {"fullContent", std::move(full)}, {"toolDetails", std::move(result.details)}};
+  out.details = {
+      {"truncated", true}, {"fullContent", std::move(full)}, {"toolDetails", std::move(result.details)}};
   out.truncated = true;
   return out;
 }

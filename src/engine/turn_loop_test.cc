@@ -51,8 +51,8 @@ TEST(TurnLoopTest, TextReplyPersistsTheTurnAndEmitsTheExactEventSequence) {
   EXPECT_EQ(types_for(h.log.events(), thread),
             (std::vector<std::string>{"command.ack", "thread.updated",  // thread.create
                                       "command.ack", "thread.updated", "turn.start", "item.complete",
-                                      "item.start", "item.delta", "item.complete", "token.usage", "run.updated",
-                                      "turn.complete"}));
+                                      "item.start", "item.delta", "item.complete", "token.usage",
+                                      "run.updated", "turn.complete"}));
   EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message"}));
   auto path = h.path(thread);
   EXPECT_EQ(path[2].body["providerStopReason"], "stop");
@@ -84,8 +84,8 @@ TEST(TurnLoopTest, ToolCallRunsAndItsResultReachesTheNextRequestWithoutDetails) 
   std::string thread = h.create_thread();
   AgentEvent done = h.run_turn(thread, "Echo hi");
   EXPECT_EQ(done.payload["stopReason"], "end");
-  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
-                                                       "tool_result", "assistant_message"}));
+  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
+                                                       "tool_call", "tool_result", "assistant_message"}));
   auto path = h.path(thread);
   EXPECT_EQ(path[4].body["content"][0]["text"], "echo: hi");
   EXPECT_EQ(path[4].body["details"]["echoed"], "hi");
@@ -98,23 +98,25 @@ TEST(TurnLoopTest, ToolCallRunsAndItsResultReachesTheNextRequestWithoutDetails) 
   EXPECT_EQ(text_of(*tool), "echo: hi");
   EXPECT_EQ(text_of(*tool).find("echoed"), std::string::npos);
   EXPECT_EQ(types_for(h.log.events(), thread, false),
-            (std::vector<std::string>{"command.ack", "thread.updated",  // thread.create
-                                      "command.ack", "thread.updated", "turn.start", "item.complete",
-                                      "item.start", "item.complete", "token.usage", "run.updated",  // assistant
-                                      "item.complete", "item.start", "item.complete",               // call, result
-                                      "item.start", "item.complete", "token.usage", "run.updated", "turn.complete"}));
+            (std::vector<std::string>{
+                "command.ack", "thread.updated",  // thread.create
+                "command.ack", "thread.updated", "turn.start", "item.complete", "item.start", "item.complete",
+                "item.complete", "token.usage", "run.updated",  // assistant with its call
+                "item.start", "item.complete",                  // result
+                "item.start", "item.complete", "token.usage", "run.updated", "turn.complete"}));
 }
 
-TEST(TurnLoopTest, ParallelToolCallsStayGroupedWithTheirAssistantMessage) {
+TEST(TurnLoopTest, ParallelToolCallsCommitWithTheirAssistantMessageAndTheirResultsFollowInOrder) {
   EngineHarness h;
-  h.provider.push(ScriptedResponse::tool_calls({{"a", "echo", R"({"text":"1"})"}, {"b", "echo", R"({"text":"2"})"}}));
+  h.provider.push(
+      ScriptedResponse::tool_calls({{"a", "echo", R"({"text":"1"})"}, {"b", "echo", R"({"text":"2"})"}}));
   h.provider.push(ScriptedResponse::text("Both done."));
   h.start();
   std::string thread = h.create_thread();
   h.run_turn(thread, "two at once");
   EXPECT_EQ(h.kinds(thread),
-            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call", "tool_result",
-                                      "tool_call", "tool_result", "assistant_message"}));
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
+                                      "tool_call", "tool_result", "tool_result", "assistant_message"}));
   auto requests = h.provider.requests();
   ASSERT_EQ(requests.size(), 2u);
   const auto& messages = requests[1].messages;
@@ -130,7 +132,8 @@ TEST(TurnLoopTest, ParallelToolCallsStayGroupedWithTheirAssistantMessage) {
 TEST(TurnLoopTest, EmptyAndRepeatedToolCallIdsAreReplacedWithThreadUniqueOnes) {
   EngineHarness h;
   h.provider.push(ScriptedResponse::tool_calls({{"dup", "echo", "{}"}}));
-  h.provider.push(ScriptedResponse::tool_calls({{"", "echo", "{}"}, {"dup", "echo", "{}"}, {"dup", "echo", "{}"}}));
+  h.provider.push(
+      ScriptedResponse::tool_calls({{"", "echo", "{}"}, {"dup", "echo", "{}"}, {"dup", "echo", "{}"}}));
   h.provider.push(ScriptedResponse::text("ok"));
   h.start();
   std::string thread = h.create_thread();
@@ -176,7 +179,8 @@ TEST(TurnLoopTest, StreamThatEndsWithoutAStopReasonIsAProtocolError) {
   std::string thread = h.create_thread();
   AgentEvent done = h.run_turn(thread, "go");
   EXPECT_EQ(done.payload["error"]["code"], codes::kProviderProtocol);
-  EXPECT_NE(done.payload["error"]["message"].get<std::string>().find("without a stop reason"), std::string::npos);
+  EXPECT_NE(done.payload["error"]["message"].get<std::string>().find("without a stop reason"),
+            std::string::npos);
 }
 
 TEST(TurnLoopTest, EventsAfterTheStopReasonAreAProtocolError) {
@@ -200,7 +204,8 @@ TEST(TurnLoopTest, ArgumentDeltaForAToolCallThatWasNeverStartedIsAProtocolError)
 }
 
 TEST(TurnLoopTest, MaxTokensAndContentFilterEndTheTurnWithThatReasonAndKeepTheRawReason) {
-  for (auto [reason, raw] : {std::pair{StopReason::kMaxTokens, "length"}, {StopReason::kContentFilter, "content_filter"}}) {
+  for (auto [reason, raw] :
+       {std::pair{StopReason::kMaxTokens, "length"}, {StopReason::kContentFilter, "content_filter"}}) {
     EngineHarness h;
     ScriptedResponse cut;
     cut.add(pe::TextDelta{"partial"}).add(pe::Finish{reason, raw});
@@ -262,8 +267,10 @@ TEST(TurnLoopTest, FailingAndThrowingToolsBecomeIsErrorResults) {
   std::string thread = h.create_thread();
   EXPECT_EQ(h.run_turn(thread, "go").payload["stopReason"], "end");
   auto path = h.path(thread);
-  EXPECT_EQ(path[4].body["isError"], true);
-  EXPECT_NE(path[4].body["content"][0]["text"].get<std::string>().find("on purpose"), std::string::npos);
+  ASSERT_EQ(path[5].kind, NodeKind::kToolResult);
+  EXPECT_EQ(path[5].body["isError"], true);
+  EXPECT_NE(path[5].body["content"][0]["text"].get<std::string>().find("on purpose"), std::string::npos);
+  ASSERT_EQ(path[6].kind, NodeKind::kToolResult);
   EXPECT_EQ(path[6].body["isError"], true);
   EXPECT_NE(path[6].body["content"][0]["text"].get<std::string>().find("threw"), std::string::npos);
 }
@@ -292,7 +299,8 @@ TEST(TurnLoopTest, EnormousToolOutputIsBoundedForTheModelAndKeptWholeInDetails) 
 
 TEST(TurnLoopTest, FailureBreakerRemindsAfterThreeAndDisablesToolsAfterFive) {
   EngineHarness h;
-  for (int i = 0; i < 5; ++i) h.provider.push(ScriptedResponse::tool_calls({{"f" + std::to_string(i), "fail", "{}"}}));
+  for (int i = 0; i < 5; ++i)
+    h.provider.push(ScriptedResponse::tool_calls({{"f" + std::to_string(i), "fail", "{}"}}));
   h.provider.push(ScriptedResponse::text("I could not do it."));
   h.start();
   std::string thread = h.create_thread();
@@ -315,9 +323,11 @@ TEST(TurnLoopTest, FailureBreakerRemindsAfterThreeAndDisablesToolsAfterFive) {
 
 TEST(TurnLoopTest, ASuccessResetsTheFailureStreak) {
   EngineHarness h;
-  for (int i = 0; i < 2; ++i) h.provider.push(ScriptedResponse::tool_calls({{"f" + std::to_string(i), "fail", "{}"}}));
+  for (int i = 0; i < 2; ++i)
+    h.provider.push(ScriptedResponse::tool_calls({{"f" + std::to_string(i), "fail", "{}"}}));
   h.provider.push(ScriptedResponse::tool_calls({{"ok", "echo", "{}"}}));
-  for (int i = 2; i < 4; ++i) h.provider.push(ScriptedResponse::tool_calls({{"f" + std::to_string(i), "fail", "{}"}}));
+  for (int i = 2; i < 4; ++i)
+    h.provider.push(ScriptedResponse::tool_calls({{"f" + std::to_string(i), "fail", "{}"}}));
   h.provider.push(ScriptedResponse::text("done"));
   h.start();
   std::string thread = h.create_thread();
@@ -330,7 +340,8 @@ TEST(TurnLoopTest, PolicyRefusalsAreToldToTheModelAndDoNotCountAsFailures) {
   HarnessOptions options;
   options.gatekeeper = &read_only;
   EngineHarness h(options);
-  for (int i = 0; i < 6; ++i) h.provider.push(ScriptedResponse::tool_calls({{"w" + std::to_string(i), "write_note", "{}"}}));
+  for (int i = 0; i < 6; ++i)
+    h.provider.push(ScriptedResponse::tool_calls({{"w" + std::to_string(i), "write_note", "{}"}}));
   h.provider.push(ScriptedResponse::text("I may not write here."));
   h.start();
   std::string thread = h.create_thread();
@@ -416,10 +427,71 @@ TEST(TurnLoopTest, InterruptReachesTheRunningToolAndItsCallGetsAResult) {
   })) << "tool progress arrives as item.delta{toolProgress}";
   h.request("turn.interrupt", {{"threadId", thread}});
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
-  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
-                                                       "tool_result", "notice"}));
+  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
+                                                       "tool_call", "tool_result", "notice"}));
   EXPECT_EQ(h.path(thread)[4].body["isError"], true);
   EXPECT_EQ(h.path(thread)[4].body["interrupted"], true);
+}
+
+TEST(TurnLoopTest, InterruptDuringTheFirstOfTwoCallsAnswersBothAndSaysWhichOneMayHavePartlyRun) {
+  EngineHarness h;
+  h.provider.push(ScriptedResponse::tool_calls({{"c1", "block", "{}"}, {"c2", "echo", R"({"text":"x"})"}}));
+  h.start();
+  std::string thread = h.create_thread();
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "go"}}).type, "command.ack");
+  h.wait_tool_progress(thread);
+  h.request("turn.interrupt", {{"threadId", thread}});
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
+                                      "tool_call", "tool_result", "tool_result", "notice"}));
+  auto path = h.path(thread);
+  EXPECT_EQ(path[5].body["toolCallId"], "c1");
+  EXPECT_NE(path[5].body["content"][0]["text"].get<std::string>().find("may have partly run"),
+            std::string::npos);
+  EXPECT_EQ(path[6].body["toolCallId"], "c2");
+  EXPECT_NE(path[6].body["content"][0]["text"].get<std::string>().find("not run"), std::string::npos);
+  for (int i : {5, 6}) EXPECT_EQ(path[static_cast<size_t>(i)].body["isError"], true);
+}
+
+TEST(TurnLoopTest, AWriteIsRecordedAsDispatchedBeforeItRunsWhileARetrySafeCallNeedsNoSuchWrite) {
+  EngineHarness h;
+  h.provider.push(ScriptedResponse::tool_calls({{"r1", "block", "{}"}}));
+  h.provider.push(ScriptedResponse::tool_calls({{"w1", "block_write", "{}"}}));
+  h.start();
+  std::string thread = h.create_thread();
+  auto run_id_of_turn = [&](size_t nth) {
+    size_t n = 0;
+    for (const AgentEvent& e : h.log.events()) {
+      if (e.thread_id == thread && e.type == "turn.start" && ++n == nth) return e.payload.value("runId", "");
+    }
+    return std::string();
+  };
+
+  // A read: its tool_call is committed (with the assistant message) but nothing marks it dispatched; after
+  // a crash it simply runs again.
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "read"}}).type, "command.ack");
+  h.wait_tool_progress(thread);
+  RunRecord reading = h.run(run_id_of_turn(1));
+  EXPECT_EQ(reading.state, RunState::kExecutingTool);
+  EXPECT_FALSE(reading.pending_tool.has_value());
+  EXPECT_EQ(h.kinds(thread).back(), "tool_call");
+  const uint64_t commits_before_interrupt = h.store().stats().commits;
+  h.request("turn.interrupt", {{"threadId", thread}});
+  h.wait_complete(thread, 1);
+  EXPECT_GT(h.store().stats().commits, commits_before_interrupt);
+
+  // A write: that it was dispatched commits before it runs, naming the call.
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "write"}}).type, "command.ack");
+  h.wait_tool_progress(thread, 2);
+  RunRecord writing = h.run(run_id_of_turn(2));
+  EXPECT_EQ(writing.state, RunState::kExecutingTool);
+  ASSERT_TRUE(writing.pending_tool.has_value());
+  EXPECT_EQ((*writing.pending_tool)["toolCallId"], "w1");
+  EXPECT_EQ((*writing.pending_tool)["name"], "block_write");
+  h.request("turn.interrupt", {{"threadId", thread}});
+  h.wait_complete(thread, 2);
+  EXPECT_FALSE(h.run(run_id_of_turn(2)).pending_tool.has_value()) << "settled when the turn ended";
 }
 
 TEST(TurnLoopTest, InterruptWithNothingRunningIsAcknowledged) {
@@ -455,7 +527,8 @@ TEST(TurnLoopTest, ADuplicateSubmitReplaysItsAckAndStartsNoSecondTurn) {
   h.transport->send(op);
   ASSERT_TRUE(h.log.wait_until([&](const auto& events) {
     size_t acks = 0;
-    for (const AgentEvent& e : events) acks += e.type == "command.ack" && e.payload["submissionId"] == "same-submission";
+    for (const AgentEvent& e : events)
+      acks += e.type == "command.ack" && e.payload["submissionId"] == "same-submission";
     return acks == 2;
   }));
   auto acks = h.log.of_type("command.ack");
@@ -498,9 +571,11 @@ TEST(TurnLoopTest, InvalidInputIsRejectedWithACode) {
     EXPECT_EQ(rejected.type, "command.rejected") << input.dump();
     EXPECT_EQ(rejected.payload["error"]["code"], codes::kInputInvalid) << input.dump();
   }
-  EXPECT_EQ(h.request("turn.submit", {{"threadId", "no-such-thread"}, {"input", "x"}}).payload["error"]["code"],
-            codes::kThreadNotFound);
-  EXPECT_EQ(h.request("no.such.method", {{"threadId", thread}}).payload["error"]["code"], codes::kInvalidCommand);
+  EXPECT_EQ(
+      h.request("turn.submit", {{"threadId", "no-such-thread"}, {"input", "x"}}).payload["error"]["code"],
+      codes::kThreadNotFound);
+  EXPECT_EQ(h.request("no.such.method", {{"threadId", thread}}).payload["error"]["code"],
+            codes::kInvalidCommand);
 }
 
 TEST(TurnLoopTest, FirstTurnSetsAFallbackTitleAtOnceThenTheTaskModelsTitle) {
@@ -582,7 +657,8 @@ TEST(TurnLoopTest, ManyThreadsRunTheirTurnsInParallel) {
     EngineCore engine({store->get(), &provider, nullptr, &tools, &gate, &clock, &ids}, options);
     auto subscription = engine.subscribe([&](const AgentEvent& e) { log.add(e); });
     constexpr int kThreads = 8;
-    for (int i = 0; i < kThreads; ++i) engine.submit(Op{"thread.create", "c", "create" + std::to_string(i), {}});
+    for (int i = 0; i < kThreads; ++i)
+      engine.submit(Op{"thread.create", "c", "create" + std::to_string(i), {}});
     ASSERT_TRUE(log.wait_count("command.ack", kThreads));
     std::vector<std::string> threads;
     for (const AgentEvent& e : log.of_type("command.ack")) threads.push_back(e.payload["result"]["threadId"]);
@@ -641,8 +717,10 @@ TEST(TurnLoopTest, ASlowSubscriberNeitherStallsTheEngineNorLosesNonDeltaEvents) 
   std::string text;
   size_t non_delta = 0;
   for (const AgentEvent& e : slow_events) {
-    if (e.is_delta()) text += e.payload.value("text", "");
-    else ++non_delta;
+    if (e.is_delta())
+      text += e.payload.value("text", "");
+    else
+      ++non_delta;
   }
   EXPECT_EQ(non_delta, expected_non_delta);
   EXPECT_EQ(text, expected) << "coalesced deltas still carry every piece of text";
@@ -651,7 +729,8 @@ TEST(TurnLoopTest, ASlowSubscriberNeitherStallsTheEngineNorLosesNonDeltaEvents) 
 
 TEST(TurnLoopTest, AskUserPublishesAQuestionAndTheAnswerBecomesTheToolResult) {
   EngineHarness h;
-  h.provider.push(ScriptedResponse::tool_calls({{"q", "ask_user", R"({"question":"Which city?","choices":["Lisbon","Porto"]})"}}));
+  h.provider.push(ScriptedResponse::tool_calls(
+      {{"q", "ask_user", R"({"question":"Which city?","choices":["Lisbon","Porto"]})"}}));
   h.provider.push(ScriptedResponse::text("Porto it is."));
   h.start();
   ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.prompter = &h.engine->user_prompter()}));
@@ -660,19 +739,21 @@ TEST(TurnLoopTest, AskUserPublishesAQuestionAndTheAnswerBecomesTheToolResult) {
   ASSERT_TRUE(h.log.wait_count("interaction.request", 1));
   AgentEvent question = h.log.of_type("interaction.request")[0];
   EXPECT_EQ(question.payload["question"], "Which city?");
-  AgentEvent answer = h.request("interaction.response",
-                                {{"interactionId", question.payload["interactionId"]}, {"response", "Porto"}});
+  AgentEvent answer = h.request(
+      "interaction.response", {{"interactionId", question.payload["interactionId"]}, {"response", "Porto"}});
   EXPECT_EQ(answer.type, "command.ack");
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
   EXPECT_NE(h.path(thread)[4].body["content"][0]["text"].get<std::string>().find("Porto"), std::string::npos);
-  EXPECT_EQ(h.request("interaction.response", {{"interactionId", question.payload["interactionId"]}, {"response", "x"}})
+  EXPECT_EQ(h.request("interaction.response",
+                      {{"interactionId", question.payload["interactionId"]}, {"response", "x"}})
                 .payload["error"]["code"],
             codes::kInteractionNotFound);
 }
 
 TEST(TurnLoopTest, WaitToolReportsProgressOnTheEngineSchedulerAndCompletes) {
   EngineHarness h;
-  h.provider.push(ScriptedResponse::tool_calls({{"w", "wait", R"({"seconds": 2, "reason": "let it settle"})"}}));
+  h.provider.push(
+      ScriptedResponse::tool_calls({{"w", "wait", R"({"seconds": 2, "reason": "let it settle"})"}}));
   h.provider.push(ScriptedResponse::text("Waited."));
   h.start();
   ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.scheduler = &h.engine->scheduler()}));

@@ -6,7 +6,8 @@
 //     transaction(assistant_message + usage + step cursor [+ completion when there is nothing to run]);
 //     item.complete, token.usage; no tool calls -> turn.complete;
 //     per call: stable node ids; unknown tool / bad arguments / refusal -> a result at once;
-//               otherwise transaction(tool_call + run state) -> execute -> transaction(tool_result + run state)
+//               otherwise transaction(tool_call + run state) -> execute -> transaction(tool_result + run
+//               state)
 //   }
 // Every event that reports a persisted fact is published after its transaction committed; turn.complete is
 // published last. Interrupt (the turn's cancellation) wakes the loop wherever it waits; it then writes a
@@ -16,6 +17,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <unordered_set>
+#include <utility>
 #include <variant>
 
 #include "engine/engine_errors.h"
@@ -67,8 +69,11 @@ class InboxSink final : public ProviderSink {
 };
 
 json usage_json(const TokenUsage& u) {
-  return {{"inputTokens", u.input_tokens}, {"outputTokens", u.output_tokens}, {"cachedInputTokens", u.cached_input_tokens},
-          {"reasoningTokens", u.reasoning_tokens}, {"totalTokens", u.total()}};
+  return {{"inputTokens", u.input_tokens},
+          {"outputTokens", u.output_tokens},
+          {"cachedInputTokens", u.cached_input_tokens},
+          {"reasoningTokens", u.reasoning_tokens},
+          {"totalTokens", u.total()}};
 }
 
 TokenUsage usage_from_json(const json& j) {
@@ -122,6 +127,8 @@ NewNode make_node(std::string id, const std::string& thread_id, const std::strin
 
 // One tool call of a response, after its id was made thread-unique.
 struct PlannedCall {
+  std::string call_node_id;    // the stable tool_call node, written with the assistant message
+  std::string result_node_id;  // reserved for its tool_result
   std::string tool_call_id;
   std::string original_id;
   std::string name;
@@ -132,18 +139,29 @@ struct PlannedCall {
 
 class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
  public:
-  TurnRunner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel)
+  TurnRunner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
+             CancellationToken cancel)
       : engine_(engine), actor_(std::move(actor)), run_(std::move(run)), cancel_(std::move(cancel)) {}
 
   asio::awaitable<void> run();
+  // The run's state as this runner last wrote it.
+  RunState state() const { return run_.state; }
+  // Publishes what the outbox holds; run() does so before every suspension and at its end.
+  void flush_events() {
+    if (!outbox_.empty()) engine_.publish_all(thread_id(), std::exchange(outbox_, {}));
+  }
 
  private:
   const std::string& thread_id() const { return actor_->thread_id; }
   Clock const& clock() const { return *engine_.deps().clock; }
   std::string new_id() { return engine_.deps().ids->next_id(); }
-  void publish(std::string type, json payload) { engine_.publish(std::move(type), thread_id(), std::move(payload)); }
+  // Events wait in the outbox until the coroutine next suspends or the turn ends, then go out together: the
+  // events of one step's commits cost a subscriber one wake-up, not one each. Nothing else runs on the
+  // strand while the coroutine runs, so no other event of this thread can come between.
+  void publish(std::string type, json payload) { outbox_.push_back({std::move(type), std::move(payload)}); }
   void publish_run() {
-    publish("run.updated", {{"runId", run_.id}, {"state", to_string(run_.state)}, {"revision", run_.revision}});
+    publish("run.updated",
+            {{"runId", run_.id}, {"state", to_string(run_.state)}, {"revision", run_.revision}});
   }
   void complete_turn(const std::string& stop_reason, json extra = json::object()) {
     json payload = {{"turnId", run_.turn_id}, {"runId", run_.id}, {"stopReason", stop_reason}};
@@ -157,11 +175,45 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
 
   // Each returns false when the turn has ended (its terminal state written and published).
   asio::awaitable<bool> step();
-  asio::awaitable<bool> run_call(PlannedCall call, std::string assistant_node_id);
+  // `more_after`: another call of the same response follows this one.
+  asio::awaitable<bool> run_call(PlannedCall call, bool more_after);
+
+  // The tool_call node's body, with what the provider sent when it was replaced or unusable.
+  static Result<json> tool_call_body(const PlannedCall& call, const std::string& assistant_node_id);
+  void answered(const std::string& tool_call_id) {
+    std::erase_if(unanswered_, [&](const PlannedCall& call) { return call.tool_call_id == tool_call_id; });
+  }
+  // Results for every call whose tool_call committed without one, so every provider accepts the history.
+  // `in_flight`: the call that was running (it may have partly run); the others never started.
+  Result<void> answer_unanswered(Transaction& tx, std::vector<NodeRecord>& out, const std::string& why,
+                                 const std::optional<std::string>& in_flight);
+
+  // Appends the run's admitted, not yet materialized steers onto the leaf as steered user messages, in
+  // admission order (the cutoff: everything admitted before this transaction), and marks them taken.
+  Result<void> materialize_steers(Transaction& tx, std::vector<NodeRecord>& out);
+  // The turn's end is committed: a steer from now on is refused with turn.ended.
+  void stop_admitting() {
+    if (actor_->active) actor_->active->steerable = false;
+  }
 
   void finish_failed(const Error& error, std::optional<NewNode> assistant = std::nullopt);
-  void finish_interrupted(std::string partial_text, std::optional<std::pair<PlannedCall, std::string>> in_flight);
+  void finish_interrupted(std::string partial_text, std::optional<std::string> in_flight_call_id);
   void report_unpersisted(const Error& error);
+  void publish_nodes(const std::vector<NodeRecord>& nodes) {
+    for (const NodeRecord& node : nodes) {
+      publish("item.complete", {{"itemId", node.id},
+                                {"kind", to_string(node.kind)},
+                                {"turnId", run_.turn_id},
+                                {"node", node_json(node)}});
+    }
+  }
+  // Feeds nodes this runner just committed to the actor's context.
+  void follow(const NodeRecord& node) {
+    if (context_current_ && !actor_->context.extend(node)) context_current_ = false;
+  }
+  void follow(const std::vector<NodeRecord>& nodes) {
+    for (const NodeRecord& node : nodes) follow(node);
+  }
   // The failure breaker: updates the streak for one result and returns notices to persist with it.
   std::vector<std::string> count_result(bool failed, bool refused);
 
@@ -171,8 +223,12 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   CancellationToken cancel_;
   std::shared_ptr<const ToolRegistryGeneration> tools_;
   bool tools_off_ = false;
-  std::unordered_set<std::string> known_call_ids_;
-  size_t scanned_messages_ = 0;
+  std::vector<PlannedCall> unanswered_;  // calls of the current response whose result is not written yet
+  std::vector<EventBus::Draft> outbox_;
+  // While a turn runs only its runner appends to the thread (ops that move the leaf are refused), so the
+  // actor's context follows the runner's own commits without reading them back; a node that does not
+  // continue the cached path clears this and the next request builds from the store.
+  bool context_current_ = false;
 };
 
 std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
@@ -187,71 +243,92 @@ std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
 
 Result<ProviderRequest> TurnRunner::build_request() {
   const ModelSettings& model = engine_.options().model;
-  auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
-  ThreadRecord thread = KEEL_TRY(engine_.threads().get(*tx, thread_id()));
   ProviderRequest request;
-  if (thread.leaf_node_id) request.messages = KEEL_TRY(actor_->context.build(*tx, *thread.leaf_node_id));
-  KEEL_TRY(tx->commit());
-  // Within a turn the path only grows (branch moves are refused while it runs), so only messages added
-  // since the last request are scanned — plus the last one seen, which may have gained tool calls.
-  size_t from = scanned_messages_ == 0 ? 0 : scanned_messages_ - 1;
-  if (request.messages.size() < scanned_messages_) {
-    known_call_ids_.clear();
-    from = 0;
+  if (context_current_) {
+    request.messages = actor_->context.messages();
+  } else {
+    auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
+    ThreadRecord thread = KEEL_TRY(engine_.threads().get(*tx, thread_id()));
+    if (thread.leaf_node_id) request.messages = KEEL_TRY(actor_->context.build(*tx, *thread.leaf_node_id));
+    KEEL_TRY(tx->commit());
+    context_current_ = thread.leaf_node_id.has_value();
   }
-  for (const Message& message : request.messages.subspan(from)) {
-    for (const ToolCall& call : message.tool_calls) known_call_ids_.insert(call.id);
-    if (!message.tool_call_id.empty()) known_call_ids_.insert(message.tool_call_id);
-    if (!model.vision) {
-      for (const ContentBlock& block : message.content) {
-        if (block.kind == ContentBlock::Kind::kImage) {
-          return fail(codes::kImageUnsupported, "the conversation holds an image but the model '" + model.model +
-                                                    "' does not accept images");
-        }
-      }
-    }
+  if (!model.vision && actor_->context.image_blocks() > 0) {
+    return fail(codes::kImageUnsupported,
+                "the conversation holds an image but the model '" + model.model + "' does not accept images");
   }
-  scanned_messages_ = request.messages.size();
   request.model = model.model;
   request.system_prompt = model.system_prompt;
   request.max_output_tokens = model.max_output_tokens;
   request.parameters = model.parameters;
   if (!tools_off_) {
-    for (const auto& [name, tool] : tools_->tools()) request.tools.push_back(tool.descriptor->provider_tool());
+    for (const auto& [name, tool] : tools_->tools())
+      request.tools.push_back(tool.descriptor->provider_tool());
   }
   return request;
 }
 
 std::vector<PlannedCall> TurnRunner::plan_calls(const AssembledResponse& response) {
   std::vector<PlannedCall> calls;
+  std::unordered_set<std::string> in_response;  // ids this response already uses
   for (const AssembledToolCall& call : response.tool_calls) {
     PlannedCall planned;
+    planned.call_node_id = new_id();
+    planned.result_node_id = new_id();
     planned.original_id = call.provider_id;
     planned.name = call.name;
     planned.arguments_text = call.arguments_text;
     // Spec §2: an empty id, or one the thread's history already has, gets a thread-unique replacement
     // before it is persisted.
     planned.tool_call_id = call.provider_id;
-    if (planned.tool_call_id.empty() || known_call_ids_.contains(planned.tool_call_id)) {
+    if (planned.tool_call_id.empty() || actor_->context.uses_tool_call_id(planned.tool_call_id) ||
+        in_response.contains(planned.tool_call_id)) {
       planned.tool_call_id = "call_" + new_id();
     }
-    known_call_ids_.insert(planned.tool_call_id);
+    in_response.insert(planned.tool_call_id);
     std::string_view text = call.arguments_text;
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) text = "{}";
     auto parsed = parse_json(text);
     if (!parsed) {
-      planned.argument_error = Error(codes::kToolArgumentsNotJson, "the arguments are not valid JSON (" +
-                                                                       parsed.error().message() + "): " +
-                                                                       call.arguments_text.substr(0, 200));
+      planned.argument_error = Error(codes::kToolArgumentsNotJson,
+                                     "the arguments are not valid JSON (" + parsed.error().message() +
+                                         "): " + call.arguments_text.substr(0, 200));
     } else if (!parsed->is_object()) {
-      planned.argument_error = Error(codes::kToolArgumentsNotJson, "the arguments must be a JSON object, got: " +
-                                                                       call.arguments_text.substr(0, 200));
+      planned.argument_error =
+          Error(codes::kToolArgumentsNotJson,
+                "the arguments must be a JSON object, got: " + call.arguments_text.substr(0, 200));
     } else {
       planned.arguments = std::move(parsed).value();
     }
     calls.push_back(std::move(planned));
   }
   return calls;
+}
+
+Result<json> TurnRunner::tool_call_body(const PlannedCall& call, const std::string& assistant_node_id) {
+  json body = KEEL_TRY(encode_tool_call(ToolCallBody{.tool_call_id = call.tool_call_id,
+                                                     .name = call.name,
+                                                     .arguments = call.arguments,
+                                                     .assistant_node_id = assistant_node_id}));
+  if (call.original_id != call.tool_call_id) body["providerToolCallId"] = call.original_id;
+  if (call.argument_error) body["argumentsText"] = call.arguments_text;
+  return body;
+}
+
+Result<void> TurnRunner::answer_unanswered(Transaction& tx, std::vector<NodeRecord>& out,
+                                           const std::string& why,
+                                           const std::optional<std::string>& in_flight) {
+  for (const PlannedCall& call : unanswered_) {
+    const bool running = in_flight && *in_flight == call.tool_call_id;
+    const std::string text = running ? why + " before the tool finished; it may have partly run."
+                                     : why + " before the tool ran; it was not run.";
+    auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
+        .tool_call_id = call.tool_call_id, .content = text_result(text).content, .is_error = true}));
+    body["interrupted"] = true;
+    out.push_back(KEEL_TRY(engine_.threads().append(
+        tx, make_node(call.result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
+  }
+  return {};
 }
 
 std::vector<std::string> TurnRunner::count_result(bool failed, bool refused) {
@@ -278,6 +355,7 @@ asio::awaitable<void> TurnRunner::run() {
     const bool more = co_await step();
     if (!more) break;
   }
+  flush_events();
   co_return;
 }
 
@@ -289,23 +367,47 @@ asio::awaitable<bool> TurnRunner::step() {
   // §1 token budget: checked before each request, so a paused run resumes with a fresh request.
   const TokenUsage used = usage_from_json(run_.usage);
   if (run_.budget_tokens && used.total() >= *run_.budget_tokens) {
-    auto paused = engine_.write([&](Transaction& tx) {
-      RunUpdate update;
-      update.stop_reason = "budget_pause";
-      return engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kBudgetPaused, update);
-    });
+    auto paused =
+        engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+          // Steers admitted before the pause go into the history now, so a new turn started instead of a
+          // resume still shows them.
+          std::vector<NodeRecord> nodes;
+          KEEL_TRY(materialize_steers(tx, nodes));
+          RunUpdate update;
+          update.stop_reason = "budget_pause";
+          RunRecord run =
+              KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kBudgetPaused, update));
+          return std::make_pair(std::move(nodes), std::move(run));
+        });
     if (!paused) {
       report_unpersisted(paused.error());
       co_return false;
     }
-    run_ = *paused;
+    run_ = paused->second;
+    stop_admitting();
+    follow(paused->first);
+    publish_nodes(paused->first);
     publish_run();
     complete_turn("budget_pause", {{"usage", usage_json(used)}, {"budgetTokens", *run_.budget_tokens}});
     co_return false;
   }
 
-  // [Spec §3's steer cutoff belongs here: take the admitted steers and materialize them onto the leaf,
-  //  exactly once per request, before the context is built.]
+  // Spec §3's cutoff: the steers admitted so far go onto the leaf, in admission order, exactly once per
+  // request and before its context is built; a steer admitted later waits for the next request.
+  if (actor_->active && actor_->active->steers_admitted) {
+    actor_->active->steers_admitted = false;
+    auto taken = engine_.write([&](Transaction& tx) -> Result<std::vector<NodeRecord>> {
+      std::vector<NodeRecord> nodes;
+      KEEL_TRY(materialize_steers(tx, nodes));
+      return nodes;
+    });
+    if (!taken) {
+      report_unpersisted(taken.error());
+      co_return false;
+    }
+    follow(*taken);
+    publish_nodes(*taken);
+  }
   auto request = build_request();
   if (!request) {
     finish_failed(request.error());
@@ -320,12 +422,15 @@ asio::awaitable<bool> TurnRunner::step() {
   // The request's own cancellation: fired by an interrupt, or by the loop when the stream turns out
   // malformed and must be abandoned.
   auto request_cancel = std::make_shared<CancellationSource>();
-  CancellationRegistration forward = cancel_.on_cancel([request_cancel] { request_cancel->cancel("interrupted"); });
-  engine_.deps().provider->stream(std::move(*request), request_cancel->token(), std::make_shared<InboxSink>(inbox));
+  CancellationRegistration forward =
+      cancel_.on_cancel([request_cancel] { request_cancel->cancel("interrupted"); });
+  engine_.deps().provider->stream(std::move(*request), request_cancel->token(),
+                                  std::make_shared<InboxSink>(inbox));
 
   ResponseAssembler assembler;
   std::optional<Error> stream_error;
   while (true) {
+    flush_events();
     LoopInput input = co_await inbox->next();
     if (std::holds_alternative<Interrupted>(input)) {
       finish_interrupted(assembler.partial_text(), std::nullopt);
@@ -362,8 +467,8 @@ asio::awaitable<bool> TurnRunner::step() {
   auto response = assembler.finish();
   if (!response) {
     // Fail closed: keep what the model said for the record, run no tool.
-    AssistantMessageBody body{.content = {}, .stop_reason = AssistantStopReason::kError,
-                              .provider_stop_reason = "protocol_error"};
+    AssistantMessageBody body{
+        .content = {}, .stop_reason = AssistantStopReason::kError, .provider_stop_reason = "protocol_error"};
     ContentBlock said;
     said.text = assembler.partial_text();
     if (!said.text.empty()) body.content.push_back(std::move(said));
@@ -380,8 +485,17 @@ asio::awaitable<bool> TurnRunner::step() {
   const TokenUsage step_usage = response->usage;
   const TokenUsage total = add(used, step_usage);
   // With tools off (the breaker), this reply is the last whatever it asks for.
-  const bool final = calls.empty() || tools_off_;
-  AssistantMessageBody body{.content = response->content, .stop_reason = assistant_reason(response->stop_reason),
+  const bool last_reply = calls.empty() || tools_off_;
+  // Spec §3, the turn-end race: the reply would end the turn, but steers were admitted since the last
+  // cutoff, so the turn makes one more request instead. Admissions run on this strand too, so none can
+  // come between this check and the commit below; once it is committed the turn stops admitting.
+  const bool steers_waiting = actor_->active && actor_->active->steers_admitted;
+  const bool cut_short =
+      response->stop_reason == StopReason::kMaxTokens || response->stop_reason == StopReason::kContentFilter;
+  const bool final = last_reply && !(steers_waiting && !cut_short);
+  const bool runs_tools = !calls.empty() && !tools_off_;
+  AssistantMessageBody body{.content = response->content,
+                            .stop_reason = assistant_reason(response->stop_reason),
                             .provider_stop_reason = response->provider_stop_reason,
                             .usage = usage_json(step_usage)};
   auto encoded = encode_assistant_message(body);
@@ -398,29 +512,37 @@ asio::awaitable<bool> TurnRunner::step() {
     Written w;
     w.assistant = KEEL_TRY(engine_.threads().append(
         tx, make_node(assistant_id, thread_id(), run_.id, NodeKind::kAssistantMessage, *encoded)));
-    if (final && !calls.empty()) {
-      // Tools are off: each call still gets a result, so every provider accepts the history.
-      for (const PlannedCall& call : calls) {
-        auto call_body = KEEL_TRY(encode_tool_call(ToolCallBody{.tool_call_id = call.tool_call_id, .name = call.name,
-                                                                 .arguments = call.arguments,
-                                                                 .assistant_node_id = assistant_id}));
-        w.extra.push_back(KEEL_TRY(engine_.threads().append(
-            tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kToolCall, std::move(call_body)))));
+    // Every call's stable node commits with the message that made it; a call then only needs its result
+    // (and, when repeating it is not safe, its dispatch) written.
+    for (const PlannedCall& call : calls) {
+      w.extra.push_back(KEEL_TRY(
+          engine_.threads().append(tx, make_node(call.call_node_id, thread_id(), run_.id, NodeKind::kToolCall,
+                                                 KEEL_TRY(tool_call_body(call, assistant_id))))));
+      if (tools_off_) {
+        // Tools are off: each call still gets a result, so every provider accepts the history.
         auto result_body = KEEL_TRY(encode_tool_result(ToolResultBody{
             .tool_call_id = call.tool_call_id,
             .content = text_result("Not run: tools are disabled for the rest of this turn.").content,
             .is_error = true}));
-        w.extra.push_back(KEEL_TRY(engine_.threads().append(
-            tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kToolResult, std::move(result_body)))));
+        w.extra.push_back(
+            KEEL_TRY(engine_.threads().append(tx, make_node(call.result_node_id, thread_id(), run_.id,
+                                                            NodeKind::kToolResult, std::move(result_body)))));
       }
     }
     RunUpdate update;
     update.usage = usage_json(total);
     update.step_cursor = run_.step_cursor + 1;
     update.provider_stop_reason = response->provider_stop_reason;
-    if (final) update.stop_reason = std::string(to_string(response->stop_reason));
-    w.run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt,
-                                               final ? RunState::kCompleted : RunState::kExecutingTool, update));
+    if (final) {
+      update.stop_reason = std::string(to_string(response->stop_reason));
+      // A reply cut short ends the turn even with steers waiting: they are materialized after it (an
+      // early end), so nothing ACKed is lost.
+      if (steers_waiting) KEEL_TRY(materialize_steers(tx, w.extra));
+    }
+    const RunState next = final        ? RunState::kCompleted
+                          : runs_tools ? RunState::kExecutingTool
+                                       : RunState::kStreamingModel;
+    w.run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, next, update));
     return w;
   });
   if (!written) {
@@ -428,42 +550,43 @@ asio::awaitable<bool> TurnRunner::step() {
     co_return false;
   }
   run_ = written->run;
-  publish("item.complete", {{"itemId", assistant_id}, {"kind", "assistant_message"}, {"turnId", run_.turn_id},
+  if (final) stop_admitting();
+  if (runs_tools) unanswered_ = calls;
+  follow(written->assistant);
+  follow(written->extra);
+  publish("item.complete", {{"itemId", assistant_id},
+                            {"kind", "assistant_message"},
+                            {"turnId", run_.turn_id},
                             {"node", node_json(written->assistant)}});
-  for (const NodeRecord& node : written->extra) {
-    publish("item.complete", {{"itemId", node.id}, {"kind", to_string(node.kind)}, {"turnId", run_.turn_id},
-                              {"node", node_json(node)}});
-  }
-  publish("token.usage", {{"turnId", run_.turn_id}, {"runId", run_.id}, {"usage", usage_json(step_usage)},
+  publish_nodes(written->extra);
+  publish("token.usage", {{"turnId", run_.turn_id},
+                          {"runId", run_.id},
+                          {"usage", usage_json(step_usage)},
                           {"total", usage_json(total)}});
   publish_run();
   if (final) {
     json extra = {{"providerStopReason", response->provider_stop_reason}};
     // max_tokens and content_filter: the UI says the reply may be incomplete.
-    if (response->stop_reason == StopReason::kMaxTokens || response->stop_reason == StopReason::kContentFilter) {
+    if (response->stop_reason == StopReason::kMaxTokens ||
+        response->stop_reason == StopReason::kContentFilter) {
       extra["mayBeIncomplete"] = true;
     }
     complete_turn(std::string(to_string(response->stop_reason)), std::move(extra));
     co_return false;
   }
-  for (const PlannedCall& call : calls) {
-    const bool ran = co_await run_call(call, assistant_id);
+  if (!runs_tools) co_return true;  // steers wait: the next request reads them
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const bool more_after = i + 1 < calls.size();
+    const bool ran = co_await run_call(calls[i], more_after);
     if (!ran) co_return false;
   }
   co_return true;
 }
 
-asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, std::string assistant_node_id) {
-  const std::string call_node_id = new_id();
-  const std::string result_node_id = new_id();
-  auto call_body = encode_tool_call(ToolCallBody{.tool_call_id = call.tool_call_id, .name = call.name,
-                                                 .arguments = call.arguments, .assistant_node_id = assistant_node_id});
-  if (!call_body) {
-    finish_failed(call_body.error());
-    co_return false;
-  }
-  if (call.original_id != call.tool_call_id) (*call_body)["providerToolCallId"] = call.original_id;
-  if (call.argument_error) (*call_body)["argumentsText"] = call.arguments_text;
+asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after) {
+  const std::string& result_node_id = call.result_node_id;
+  // The run's state once this call has its result.
+  const RunState after = more_after ? RunState::kExecutingTool : RunState::kStreamingModel;
 
   // Decide whether the call can run, before anything is written.
   std::optional<Error> immediate_error;
@@ -481,8 +604,9 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, std::string assista
   } else if ((tool = tools_->find(call.name)) == nullptr) {
     std::string names;
     for (const auto& [name, registered] : tools_->tools()) names += (names.empty() ? "" : ", ") + name;
-    immediate_error = Error(codes::kToolUnknown, "There is no tool named '" + call.name + "'. Available tools: " +
-                                                     (names.empty() ? "none" : names) + ".");
+    immediate_error =
+        Error(codes::kToolUnknown, "There is no tool named '" + call.name +
+                                       "'. Available tools: " + (names.empty() ? "none" : names) + ".");
   } else if (auto valid = tool->validator->validate(call.arguments); !valid) {
     immediate_error = Error(valid.error().code(), "The arguments do not match the tool's schema: " +
                                                       valid.error().message() + ". Fix them and call again.");
@@ -499,65 +623,66 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, std::string assista
                             std::vector<NodeRecord>& out) -> Result<void> {
     for (const std::string& text : notices) {
       auto body = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
-      out.push_back(KEEL_TRY(
-          engine_.threads().append(tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(body)))));
+      out.push_back(KEEL_TRY(engine_.threads().append(
+          tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(body)))));
     }
     return {};
   };
-  auto publish_nodes = [&](const std::vector<NodeRecord>& nodes) {
-    for (const NodeRecord& node : nodes) {
-      publish("item.complete", {{"itemId", node.id}, {"kind", to_string(node.kind)}, {"turnId", run_.turn_id},
-                                {"node", node_json(node)}});
-    }
-  };
-
   if (immediate_error || refusal) {
-    // The call and its result commit together: nothing ran in between.
+    // Only the result is written: nothing ran.
     const bool refused = refusal.has_value();
-    ToolResult result = refused ? text_result("The call was refused and not run: " + *refusal)
-                                : text_result(immediate_error->message(), {{"code", immediate_error->code()}});
+    ToolResult result = refused
+                            ? text_result("The call was refused and not run: " + *refusal)
+                            : text_result(immediate_error->message(), {{"code", immediate_error->code()}});
     std::vector<std::string> notices = count_result(!refused, refused);
-    auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
-      std::vector<NodeRecord> nodes;
-      nodes.push_back(KEEL_TRY(engine_.threads().append(
-          tx, make_node(call_node_id, thread_id(), run_.id, NodeKind::kToolCall, *call_body))));
-      auto result_body = KEEL_TRY(encode_tool_result(ToolResultBody{
-          .tool_call_id = call.tool_call_id, .content = result.content, .is_error = true, .details = result.details}));
-      if (refused) result_body["refused"] = true;
-      nodes.push_back(KEEL_TRY(engine_.threads().append(
-          tx, make_node(result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(result_body)))));
-      KEEL_TRY(append_notices(tx, notices, nodes));
-      RunUpdate update;
-      update.failure_streak = run_.failure_streak;
-      RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kStreamingModel, update));
-      return std::make_pair(std::move(nodes), std::move(run));
-    });
+    auto written =
+        engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+          std::vector<NodeRecord> nodes;
+          auto result_body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
+                                                                        .content = result.content,
+                                                                        .is_error = true,
+                                                                        .details = result.details}));
+          if (refused) result_body["refused"] = true;
+          nodes.push_back(KEEL_TRY(
+              engine_.threads().append(tx, make_node(result_node_id, thread_id(), run_.id,
+                                                     NodeKind::kToolResult, std::move(result_body)))));
+          KEEL_TRY(append_notices(tx, notices, nodes));
+          RunUpdate update;
+          update.failure_streak = run_.failure_streak;
+          RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, after, update));
+          return std::make_pair(std::move(nodes), std::move(run));
+        });
     if (!written) {
       report_unpersisted(written.error());
       co_return false;
     }
     run_ = written->second;
+    answered(call.tool_call_id);
+    follow(written->first);
     publish_nodes(written->first);
     co_return true;
   }
 
-  // The call's stable node and the run's pending tool commit before the tool runs.
-  auto started = engine_.write([&](Transaction& tx) -> Result<std::pair<NodeRecord, RunRecord>> {
-    NodeRecord node = KEEL_TRY(engine_.threads().append(
-        tx, make_node(call_node_id, thread_id(), run_.id, NodeKind::kToolCall, *call_body)));
-    RunUpdate update;
-    update.pending_tool = json{{"toolCallId", call.tool_call_id}, {"name", call.name}, {"nodeId", call_node_id}};
-    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kExecutingTool, update));
-    return std::make_pair(std::move(node), std::move(run));
-  });
-  if (!started) {
-    report_unpersisted(started.error());
-    co_return false;
+  if (tool->descriptor->recovery != ToolRecovery::kRetrySafe) {
+    // Running it twice is not safe: that it was dispatched commits before it runs, so recovery knows the
+    // outcome may be unknown. A retry-safe call needs no such write; recovery runs it again.
+    auto dispatched = engine_.write([&](Transaction& tx) -> Result<RunRecord> {
+      RunUpdate update;
+      update.pending_tool =
+          json{{"toolCallId", call.tool_call_id}, {"name", call.name}, {"nodeId", call.call_node_id}};
+      return engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kExecutingTool, update);
+    });
+    if (!dispatched) {
+      report_unpersisted(dispatched.error());
+      co_return false;
+    }
+    run_ = *dispatched;
   }
-  run_ = started->second;
-  publish_nodes({started->first});
-  publish("item.start", {{"itemId", result_node_id}, {"kind", "tool_result"}, {"turnId", run_.turn_id},
-                         {"toolCallId", call.tool_call_id}, {"name", call.name}});
+  publish("item.start", {{"itemId", result_node_id},
+                         {"kind", "tool_result"},
+                         {"turnId", run_.turn_id},
+                         {"toolCallId", call.tool_call_id},
+                         {"name", call.name}});
 
   auto inbox = std::make_shared<Inbox>(actor_->strand);
   CancellationRegistration on_cancel = cancel_.on_cancel([inbox] { inbox->push(Interrupted{}); });
@@ -567,16 +692,18 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, std::string assista
   context.cancel = cancel_;
   context.progress = [inbox](ToolProgress progress) { inbox->push(std::move(progress)); };
   try {
-    tool->implementation->execute(context, call.arguments,
-                                  [inbox](Result<ToolResult> result) { inbox->push(ToolDone{std::move(result)}); });
+    tool->implementation->execute(context, call.arguments, [inbox](Result<ToolResult> result) {
+      inbox->push(ToolDone{std::move(result)});
+    });
   } catch (const std::exception& e) {
     inbox->push(ToolDone{fail(codes::kToolFailed, std::string("the tool threw: ") + e.what())});
   }
   std::optional<Result<ToolResult>> outcome;
   while (!outcome) {
+    flush_events();
     LoopInput input = co_await inbox->next();
     if (std::holds_alternative<Interrupted>(input)) {
-      finish_interrupted("", std::make_pair(call, result_node_id));
+      finish_interrupted("", call.tool_call_id);
       co_return false;
     }
     if (auto* progress = std::get_if<ToolProgress>(&input)) {
@@ -601,9 +728,9 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, std::string assista
         tx, make_node(result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
     KEEL_TRY(append_notices(tx, notices, nodes));
     RunUpdate update;
-    update.clear_pending_tool = true;
+    update.clear_pending_tool = run_.pending_tool.has_value();
     update.failure_streak = run_.failure_streak;
-    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kStreamingModel, update));
+    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, after, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
   if (!settled) {
@@ -611,79 +738,95 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, std::string assista
     co_return false;
   }
   run_ = settled->second;
+  answered(call.tool_call_id);
+  follow(settled->first);
   publish_nodes(settled->first);
   co_return true;
 }
 
 void TurnRunner::finish_failed(const Error& error, std::optional<NewNode> assistant) {
-  auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::optional<NodeRecord>, RunRecord>> {
-    std::optional<NodeRecord> node;
-    if (assistant) node = KEEL_TRY(engine_.threads().append(tx, std::move(*assistant)));
+  auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+    std::vector<NodeRecord> nodes;
+    if (assistant) nodes.push_back(KEEL_TRY(engine_.threads().append(tx, std::move(*assistant))));
+    KEEL_TRY(answer_unanswered(tx, nodes, "The turn failed (" + error.code() + ")", std::nullopt));
+    KEEL_TRY(materialize_steers(tx, nodes));  // ACKed steers stay in the history (spec §3, early end)
     RunUpdate update;
     update.stop_reason = "error";
     update.error = error.to_string();
     update.clear_pending_tool = run_.pending_tool.has_value();
     RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kFailed, update));
-    return std::make_pair(std::move(node), std::move(run));
+    return std::make_pair(std::move(nodes), std::move(run));
   });
   if (!written) return report_unpersisted(written.error());
   run_ = written->second;
-  if (written->first) {
-    publish("item.complete", {{"itemId", written->first->id}, {"kind", "assistant_message"}, {"turnId", run_.turn_id},
-                              {"node", node_json(*written->first)}});
-  }
+  unanswered_.clear();
+  stop_admitting();
+  publish_nodes(written->first);
   publish_run();
   complete_turn("error", {{"error", error_json(error)}});
 }
 
-void TurnRunner::finish_interrupted(std::string partial_text,
-                                    std::optional<std::pair<PlannedCall, std::string>> in_flight) {
+void TurnRunner::finish_interrupted(std::string partial_text, std::optional<std::string> in_flight_call_id) {
   auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
     std::vector<NodeRecord> nodes;
     if (!partial_text.empty()) {
       // What the model had said before the interrupt stays in the history, marked as cut short.
       ContentBlock said;
       said.text = std::move(partial_text);
-      auto body = KEEL_TRY(encode_assistant_message(AssistantMessageBody{
-          .content = {std::move(said)}, .stop_reason = AssistantStopReason::kEnd, .provider_stop_reason = "interrupted"}));
+      auto body =
+          KEEL_TRY(encode_assistant_message(AssistantMessageBody{.content = {std::move(said)},
+                                                                 .stop_reason = AssistantStopReason::kEnd,
+                                                                 .provider_stop_reason = "interrupted"}));
       body["interrupted"] = true;
       nodes.push_back(KEEL_TRY(engine_.threads().append(
           tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kAssistantMessage, std::move(body)))));
     }
-    if (in_flight) {
-      // Every call in the history gets a result, so every provider accepts it.
-      auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
-          .tool_call_id = in_flight->first.tool_call_id,
-          .content = text_result("Interrupted by the user before the tool finished; it may have partly run.").content,
-          .is_error = true}));
-      body["interrupted"] = true;
-      nodes.push_back(KEEL_TRY(engine_.threads().append(
-          tx, make_node(in_flight->second, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
-    }
+    KEEL_TRY(answer_unanswered(tx, nodes, "Interrupted by the user", in_flight_call_id));
+    KEEL_TRY(materialize_steers(tx, nodes));  // at a safe leaf: after every call's result
     auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = kInterruptNotice, .for_model = true}));
-    nodes.push_back(KEEL_TRY(
-        engine_.threads().append(tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(notice)))));
+    nodes.push_back(KEEL_TRY(engine_.threads().append(
+        tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(notice)))));
     RunUpdate update;
     update.stop_reason = "interrupted";
     update.clear_pending_tool = run_.pending_tool.has_value();
-    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kInterrupted, update));
+    RunRecord run =
+        KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kInterrupted, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
   if (!written) return report_unpersisted(written.error());
   run_ = written->second;
-  for (const NodeRecord& node : written->first) {
-    publish("item.complete", {{"itemId", node.id}, {"kind", to_string(node.kind)}, {"turnId", run_.turn_id},
-                              {"node", node_json(node)}});
-  }
+  unanswered_.clear();
+  stop_admitting();
+  publish_nodes(written->first);
   publish_run();
   complete_turn("interrupted");
 }
 
+Result<void> TurnRunner::materialize_steers(Transaction& tx, std::vector<NodeRecord>& out) {
+  const RunRecord run = KEEL_TRY(engine_.runs().get(tx, run_.id));
+  for (const SteerRecord& steer :
+       KEEL_TRY(engine_.runs().pending_steers_up_to(tx, run_.id, run.next_admission_seq - 1))) {
+    std::vector<ContentBlock> content = KEEL_TRY(content_from_json(steer.input));
+    json body = KEEL_TRY(encode_user_message(
+        UserMessageBody{.content = std::move(content), .steered = true, .steer_id = steer.id}));
+    if (!steer.attachments.empty()) body["attachments"] = steer.attachments;
+    NodeRecord node = KEEL_TRY(engine_.threads().append(
+        tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kUserMessage, std::move(body))));
+    KEEL_TRY(engine_.runs().mark_materialized(tx, steer.id, node.id));
+    out.push_back(std::move(node));
+  }
+  return {};
+}
+
 void TurnRunner::report_unpersisted(const Error& error) {
+  stop_admitting();
   // The store refused the write, so the turn cannot claim to be complete: the run keeps its last
   // persisted state (recovery continues it) and clients learn why.
-  publish("run.updated", {{"runId", run_.id}, {"state", to_string(run_.state)}, {"revision", run_.revision},
-                          {"persisted", false}, {"error", error_json(error)}});
+  publish("run.updated", {{"runId", run_.id},
+                          {"state", to_string(run_.state)},
+                          {"revision", run_.revision},
+                          {"persisted", false},
+                          {"error", error_json(error)}});
 }
 
 asio::awaitable<void> drive_turn(std::shared_ptr<TurnRunner> runner) { co_await runner->run(); }
@@ -730,10 +873,12 @@ class TitleTask {
     title = title.substr(start, end - start + 1);
     if (title.size() > 120) title.resize(120);
     if (!canonical_json(json(title)) || title.find('\n') != std::string::npos) co_return;  // invalid UTF-8
-    auto updated = engine_.write([&](Transaction& tx) { return engine_.threads().set_title(tx, actor_->thread_id, title); });
+    auto updated = engine_.write(
+        [&](Transaction& tx) { return engine_.threads().set_title(tx, actor_->thread_id, title); });
     if (!updated) co_return;
-    engine_.publish("thread.updated", actor_->thread_id,
-                    {{"threadId", actor_->thread_id}, {"title", updated->title}, {"revision", updated->revision}});
+    engine_.publish(
+        "thread.updated", actor_->thread_id,
+        {{"threadId", actor_->thread_id}, {"title", updated->title}, {"revision", updated->revision}});
   }
 
  private:
@@ -752,21 +897,24 @@ void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> ac
   Strand strand = actor->strand;
   asio::co_spawn(strand, drive_turn(runner), [&engine, actor, runner](std::exception_ptr failure) {
     if (failure) {
+      runner->flush_events();
       // A bug, not an expected failure: still end the turn visibly rather than leave it hanging.
       try {
         std::rethrow_exception(failure);
       } catch (const std::exception& e) {
-        engine.publish("run.updated", actor->thread_id,
-                       {{"persisted", false}, {"error", {{"code", codes::kInternal}, {"message", e.what()}}}});
+        engine.publish(
+            "run.updated", actor->thread_id,
+            {{"persisted", false}, {"error", {{"code", codes::kInternal}, {"message", e.what()}}}});
       }
     }
-    engine.turn_finished(actor);
+    engine.turn_finished(actor, runner->state());
   });
 }
 
 void spawn_title_task(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string first_input) {
   auto task = std::make_shared<TitleTask>(engine, actor, std::move(first_input));
-  asio::co_spawn(actor->strand, drive_title(task), [&engine, task](std::exception_ptr) { engine.leave_running(); });
+  asio::co_spawn(actor->strand, drive_title(task),
+                 [&engine, task](std::exception_ptr) { engine.leave_running(); });
 }
 
 }  // namespace keel

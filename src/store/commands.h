@@ -5,10 +5,11 @@
 // Commands and their payloads (protocol names; the transport strips clientId/submissionId):
 //   thread.create        {title?}                               -> {threadId, revision}
 //   thread.delete        {threadId}                             -> {threadId, revision}
-//   thread.fork          {threadId, atNodeId?, title?}          -> {threadId, parentThreadId, forkNodeId, revision}
-//   thread.selectBranch  {threadId, leafNodeId, expectedRevision?} -> {threadId, leafNodeId, revision}
-//   turn.enqueue         {threadId, input}                      -> {threadId, itemId, position, queueLength, revision}
-//   queue.update         {threadId, itemId, input, expectedRevision?} -> {threadId, itemId, itemRevision, revision}
+//   thread.fork          {threadId, atNodeId?, title?}          -> {threadId, parentThreadId, forkNodeId,
+//   revision} thread.selectBranch  {threadId, leafNodeId, expectedRevision?} -> {threadId, leafNodeId,
+//   revision} turn.enqueue         {threadId, input}                      -> {threadId, itemId, position,
+//   queueLength, revision} queue.update         {threadId, itemId, input, expectedRevision?} -> {threadId,
+//   itemId, itemRevision, revision}
 //                        (expectedRevision is the item's revision)
 //   queue.remove         {threadId, itemId}                     -> {threadId, itemId, queueLength, revision}
 // A malformed payload is rejected with invalid_argument (and, being deterministic, recorded).
@@ -45,9 +46,12 @@ class StoreCommands {
   // command.submission_conflict, invalid_argument for a bad client/submission id or an unknown type, and
   // transient store errors (nothing recorded; the same submission may be retried).
   Result<CommandResult> execute(const CommandRequest& request);
+  // Applies the command's domain change inside the caller's transaction, without a receipt: for a caller
+  // that records the receipt itself under another command type (the engine's turn.input enqueues this
+  // way). Returns the ACK's result; errors as execute()'s domain rejections.
+  Result<nlohmann::json> apply(Transaction& tx, const CommandRequest& request);
 
  private:
-  Result<nlohmann::json> apply(Transaction& tx, const CommandRequest& request);
   Store& store_;
   const Clock& clock_;
   IdSource& ids_;

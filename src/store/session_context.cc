@@ -1,5 +1,6 @@
 #include "store/session_context.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -17,30 +18,74 @@ constexpr std::string_view kReadNode = "SELECT parent_id, kind, body FROM nodes 
 
 std::string node_context(const std::string& id) { return "node " + id; }
 
-// Parses a node's JSON text and decodes it with `decode` (one of node_body.h's decoders).
-template <typename Decode>
-auto decode_body(const std::string& text, const std::string& id, Decode decode)
-    -> decltype(decode(nlohmann::json())) {
-  auto parsed = decode_json_column(text, "body");
-  if (!parsed) return fail(parsed.error().with_context(node_context(id)));
-  auto body = decode(std::move(parsed).value());
-  if (!body) return fail(body.error().with_context(node_context(id)));
-  return body;
-}
-
 }  // namespace
 
 struct SessionContextBuilder::PendingNode {
   std::string id;
   NodeKind kind = NodeKind::kNotice;
-  std::string body;  // JSON text, decoded when the node is applied
+  std::string body;                        // JSON text read from the store, parsed when the node is applied
+  const nlohmann::json* parsed = nullptr;  // or the body already parsed (extend())
 };
+
+namespace {
+
+// Decodes a node's body with `decode` (one of node_body.h's decoders), parsing its JSON text first when the
+// node came from the store.
+template <typename Node, typename Decode>
+auto decode_body(const Node& node, Decode decode) -> decltype(decode(nlohmann::json())) {
+  if (node.parsed != nullptr) {
+    auto body = decode(*node.parsed);
+    if (!body) return fail(body.error().with_context(node_context(node.id)));
+    return body;
+  }
+  auto parsed = decode_json_column(node.body, "body");
+  if (!parsed) return fail(parsed.error().with_context(node_context(node.id)));
+  auto body = decode(std::move(parsed).value());
+  if (!body) return fail(body.error().with_context(node_context(node.id)));
+  return body;
+}
+
+}  // namespace
+
+Result<std::span<const Message>> SessionContextBuilder::extend(const NodeRecord& node) {
+  last_ = BuildStats{};
+  if (path_.empty() || !node.parent_id || *node.parent_id != path_.back().node_id) {
+    invalidate();
+    return fail(codes::kContextStale, "node " + node.id + " does not continue the cached path");
+  }
+  if (auto applied = apply(PendingNode{node.id, node.kind, {}, &node.body}); !applied) {
+    invalidate();
+    return fail(applied.error());
+  }
+  last_.nodes_kept = path_.size() - 1;
+  return std::span<const Message>(messages_);
+}
 
 void SessionContextBuilder::invalidate() {
   path_.clear();
   position_.clear();
   messages_.clear();
+  call_ids_.clear();
+  image_blocks_ = 0;
 }
+
+void SessionContextBuilder::count_call_id(const std::string& id) {
+  if (!id.empty()) ++call_ids_[id];
+}
+
+void SessionContextBuilder::uncount_call_id(const std::string& id) {
+  if (id.empty()) return;
+  auto it = call_ids_.find(id);
+  if (it != call_ids_.end() && --it->second == 0) call_ids_.erase(it);
+}
+
+namespace {
+size_t count_images(const std::vector<ContentBlock>& content) {
+  return static_cast<size_t>(std::count_if(content.begin(), content.end(), [](const ContentBlock& block) {
+    return block.kind == ContentBlock::Kind::kImage;
+  }));
+}
+}  // namespace
 
 Result<std::span<const Message>> SessionContextBuilder::build(Transaction& tx, const std::string& leaf_id) {
   last_ = BuildStats{};
@@ -101,9 +146,12 @@ void SessionContextBuilder::truncate_after(size_t keep) {
     switch (entry.contribution) {
       case Contribution::kMessage:
         // Contributions are undone in the reverse order they were made: this is the last message.
+        uncount_call_id(messages_.back().tool_call_id);
+        image_blocks_ -= count_images(messages_.back().content);
         messages_.pop_back();
         break;
       case Contribution::kToolCall:
+        uncount_call_id(messages_[entry.message_index].tool_calls.back().id);
         messages_[entry.message_index].tool_calls.pop_back();
         break;
       case Contribution::kNone:
@@ -115,11 +163,12 @@ void SessionContextBuilder::truncate_after(size_t keep) {
 }
 
 Result<void> SessionContextBuilder::apply(PendingNode&& node) {
-  PathEntry entry{std::move(node.id), Contribution::kNone, 0};
+  PathEntry entry{node.id, Contribution::kNone, 0};
   const std::string& id = entry.node_id;
   auto add_message = [&](Role role, std::vector<ContentBlock> content) -> Message& {
     Message& message = messages_.emplace_back();
     message.role = role;
+    image_blocks_ += count_images(content);
     message.content = std::move(content);
     message.source_node_id = id;
     entry.contribution = Contribution::kMessage;
@@ -132,19 +181,19 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
     case NodeKind::kApprovalDecision:
       break;  // not part of the model context; the body is not even parsed
     case NodeKind::kUserMessage: {
-      auto body = decode_body(node.body, id, decode_user_message);
+      auto body = decode_body(node, decode_user_message);
       if (!body) return fail(body.error());
       add_message(Role::kUser, std::move(body->content));
       break;
     }
     case NodeKind::kAssistantMessage: {
-      auto body = decode_body(node.body, id, decode_assistant_message);
+      auto body = decode_body(node, decode_assistant_message);
       if (!body) return fail(body.error());
       add_message(Role::kAssistant, std::move(body->content));
       break;
     }
     case NodeKind::kToolCall: {
-      auto body = decode_body(node.body, id, decode_tool_call);
+      auto body = decode_body(node, decode_tool_call);
       if (!body) return fail(body.error());
       auto owner = position_.find(body->assistant_node_id);
       if (owner == position_.end() || path_[owner->second].contribution != Contribution::kMessage ||
@@ -154,6 +203,7 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
                                              ", which is not an assistant_message on the path to it");
       }
       const size_t index = path_[owner->second].message_index;
+      count_call_id(body->tool_call_id);
       messages_[index].tool_calls.push_back(
           ToolCall{std::move(body->tool_call_id), std::move(body->name), std::move(body->arguments)});
       entry.contribution = Contribution::kToolCall;
@@ -161,15 +211,16 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
       break;
     }
     case NodeKind::kToolResult: {
-      auto body = decode_body(node.body, id, decode_tool_result);
+      auto body = decode_body(node, decode_tool_result);
       if (!body) return fail(body.error());
       Message& message = add_message(Role::kTool, std::move(body->content));
+      count_call_id(body->tool_call_id);
       message.tool_call_id = std::move(body->tool_call_id);
       message.is_error = body->is_error;
       break;
     }
     case NodeKind::kNotice: {
-      auto body = decode_body(node.body, id, decode_notice);
+      auto body = decode_body(node, decode_notice);
       if (!body) return fail(body.error());
       if (body->for_model) {
         std::vector<ContentBlock> content(1);

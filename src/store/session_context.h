@@ -41,6 +41,7 @@
 #include "keel/error.h"
 #include "keel/message.h"
 #include "keel/store.h"
+#include "store/records.h"
 
 namespace keel {
 
@@ -67,6 +68,12 @@ class SessionContextBuilder {
   // cache, and the next build() starts over.
   Result<std::span<const Message>> build(Transaction& tx, const std::string& leaf_id);
 
+  // Adds a node the caller has just appended below the cached path's last node, decoding the body it
+  // already holds instead of reading it back. Returns the messages as build() would for the new leaf.
+  // A node that does not continue the cached path (another parent, or nothing cached yet) only drops the
+  // cache and gives context.stale; the caller then build()s from the store. A decode error drops the cache.
+  Result<std::span<const Message>> extend(const NodeRecord& node);
+
   // Forgets the cached path; the next build() reads the whole path again.
   void invalidate();
 
@@ -74,6 +81,15 @@ class SessionContextBuilder {
   size_t nodes_read() const { return last_.nodes_read; }
   // Nodes on the cached path (the length of the last built path).
   size_t cached_nodes() const { return path_.size(); }
+  // The last node of the cached path ("" when nothing is cached).
+  std::string_view cached_leaf() const { return path_.empty() ? std::string_view() : path_.back().node_id; }
+  // The messages of the cached path, as the last build() or extend() returned them.
+  std::span<const Message> messages() const { return messages_; }
+  // Whether a tool call or tool result on the cached path carries `tool_call_id` (kept up to date as nodes
+  // are added and undone, so asking costs one hash lookup however long the thread is).
+  bool uses_tool_call_id(std::string_view tool_call_id) const { return call_ids_.contains(tool_call_id); }
+  // How many image blocks the cached path's messages hold.
+  size_t image_blocks() const { return image_blocks_; }
 
  private:
   enum class Contribution : uint8_t { kNone, kMessage, kToolCall };
@@ -85,11 +101,19 @@ class SessionContextBuilder {
   struct PendingNode;
 
   void truncate_after(size_t keep);
+  void count_call_id(const std::string& id);
+  void uncount_call_id(const std::string& id);
   Result<void> apply(PendingNode&& node);
 
-  std::vector<PathEntry> path_;                        // root first
-  std::unordered_map<std::string, size_t> position_;   // node id -> index in path_
+  std::vector<PathEntry> path_;                       // root first
+  std::unordered_map<std::string, size_t> position_;  // node id -> index in path_
   std::vector<Message> messages_;
+  struct IdHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+  };
+  std::unordered_map<std::string, size_t, IdHash, std::equal_to<>> call_ids_;  // id -> uses on the path
+  size_t image_blocks_ = 0;
   BuildStats last_;
 };
 

@@ -89,7 +89,8 @@ TEST(NodeBodyTest, UserMessageRoundTrip) {
   UserMessageBody body{.content = {text_block("hello")}, .steered = true, .steer_id = "st-1"};
   auto encoded = encode_user_message(body);
   ASSERT_TRUE(encoded);
-  EXPECT_EQ(*encoded, json::parse(R"({"content":[{"type":"text","text":"hello"}],"steered":true,"steerId":"st-1"})"));
+  EXPECT_EQ(*encoded,
+            json::parse(R"({"content":[{"type":"text","text":"hello"}],"steered":true,"steerId":"st-1"})"));
   auto decoded = decode_user_message(*encoded);
   ASSERT_TRUE(decoded) << decoded.error().to_string();
   EXPECT_EQ(*decoded, body);
@@ -101,11 +102,10 @@ TEST(NodeBodyTest, UserMessageRoundTrip) {
 }
 
 TEST(NodeBodyTest, AssistantMessageRoundTrip) {
-  AssistantMessageBody body{
-      .content = {reasoning_block("plan"), text_block("answer")},
-      .stop_reason = AssistantStopReason::kToolUse,
-      .provider_stop_reason = "tool_calls",
-      .usage = json{{"inputTokens", 10}, {"outputTokens", 3}}};
+  AssistantMessageBody body{.content = {reasoning_block("plan"), text_block("answer")},
+                            .stop_reason = AssistantStopReason::kToolUse,
+                            .provider_stop_reason = "tool_calls",
+                            .usage = json{{"inputTokens", 10}, {"outputTokens", 3}}};
   auto encoded = encode_assistant_message(body);
   ASSERT_TRUE(encoded);
   EXPECT_EQ((*encoded)["stopReason"], "tool_use");
@@ -125,8 +125,9 @@ TEST(NodeBodyTest, AssistantMessageRoundTrip) {
 }
 
 TEST(NodeBodyTest, EveryStopReasonRoundTrips) {
-  for (auto reason : {AssistantStopReason::kToolUse, AssistantStopReason::kEnd, AssistantStopReason::kMaxTokens,
-                      AssistantStopReason::kContentFilter, AssistantStopReason::kError}) {
+  for (auto reason :
+       {AssistantStopReason::kToolUse, AssistantStopReason::kEnd, AssistantStopReason::kMaxTokens,
+        AssistantStopReason::kContentFilter, AssistantStopReason::kError}) {
     auto parsed = parse_assistant_stop_reason(to_string(reason));
     ASSERT_TRUE(parsed) << to_string(reason);
     EXPECT_EQ(*parsed, reason);
@@ -138,11 +139,14 @@ TEST(NodeBodyTest, EveryStopReasonRoundTrips) {
 }
 
 TEST(NodeBodyTest, ToolCallRoundTrip) {
-  ToolCallBody body{.tool_call_id = "call-1", .name = "read_page", .arguments = {{"url", "https://x"}},
+  ToolCallBody body{.tool_call_id = "call-1",
+                    .name = "read_page",
+                    .arguments = {{"url", "https://x"}},
                     .assistant_node_id = "n2"};
   auto encoded = encode_tool_call(body);
   ASSERT_TRUE(encoded);
-  EXPECT_EQ(*encoded, json::parse(R"({"toolCallId":"call-1","name":"read_page","arguments":{"url":"https://x"},
+  EXPECT_EQ(*encoded,
+            json::parse(R"({"toolCallId":"call-1","name":"read_page","arguments":{"url":"https://x"},
                                       "assistantNodeId":"n2"})"));
   auto decoded = decode_tool_call(*encoded);
   ASSERT_TRUE(decoded) << decoded.error().to_string();
@@ -150,7 +154,9 @@ TEST(NodeBodyTest, ToolCallRoundTrip) {
 }
 
 TEST(NodeBodyTest, ToolResultRoundTrip) {
-  ToolResultBody body{.tool_call_id = "call-1", .content = {text_block("404")}, .is_error = true,
+  ToolResultBody body{.tool_call_id = "call-1",
+                      .content = {text_block("404")},
+                      .is_error = true,
                       .details = {{"status", 404}}};
   auto encoded = encode_tool_result(body);
   ASSERT_TRUE(encoded);
@@ -180,8 +186,8 @@ TEST(NodeBodyTest, NoticeRoundTrip) {
 }
 
 TEST(NodeBodyTest, EncodersRejectBodiesThatWouldNotDecode) {
-  auto args = encode_tool_call(ToolCallBody{.tool_call_id = "c", .name = "t", .arguments = json::array(),
-                                            .assistant_node_id = "a"});
+  auto args = encode_tool_call(
+      ToolCallBody{.tool_call_id = "c", .name = "t", .arguments = json::array(), .assistant_node_id = "a"});
   ASSERT_FALSE(args);
   EXPECT_EQ(args.error().code(), codes::kInvalidArgument);
   auto no_id = encode_tool_call(ToolCallBody{.tool_call_id = "", .name = "t", .assistant_node_id = "a"});
@@ -219,7 +225,8 @@ TEST(NodeBodyTest, DecodersRejectDamagedBodies) {
       {NodeKind::kAssistantMessage, R"({"content":[],"stopReason":"end","providerStopReason":"","usage":[]})",
        "usage"},
       {NodeKind::kToolCall, R"({"name":"t","arguments":{},"assistantNodeId":"a"})", "toolCallId"},
-      {NodeKind::kToolCall, R"({"toolCallId":"","name":"t","arguments":{},"assistantNodeId":"a"})", "toolCallId"},
+      {NodeKind::kToolCall, R"({"toolCallId":"","name":"t","arguments":{},"assistantNodeId":"a"})",
+       "toolCallId"},
       {NodeKind::kToolCall, R"({"toolCallId":"c","name":"t","arguments":"{}","assistantNodeId":"a"})",
        "arguments"},
       {NodeKind::kToolCall, R"({"toolCallId":"c","name":"t","arguments":{}})", "assistantNodeId"},
@@ -252,7 +259,8 @@ TEST(NodeBodyTest, DecodersIgnoreUnknownKeys) {
 class SessionContextTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto store = open_sqlite_store(SqliteStoreOptions{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff});
+    auto store =
+        open_sqlite_store(SqliteStoreOptions{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff});
     ASSERT_TRUE(store) << store.error().to_string();
     store_ = std::move(*store);
     auto tx = store_->begin(TxMode::kWrite);
@@ -281,7 +289,8 @@ class SessionContextTest : public ::testing::Test {
 
   std::string user(const std::string& text, std::optional<std::string> parent = std::nullopt,
                    const std::string& thread = "th") {
-    return append(NodeKind::kUserMessage, *encode_user_message({.content = {text_block(text)}}), parent, thread);
+    return append(NodeKind::kUserMessage, *encode_user_message({.content = {text_block(text)}}), parent,
+                  thread);
   }
   std::string assistant(const std::string& text, AssistantStopReason reason = AssistantStopReason::kEnd,
                         std::optional<std::string> parent = std::nullopt, const std::string& thread = "th") {
@@ -293,14 +302,18 @@ class SessionContextTest : public ::testing::Test {
   std::string call(const std::string& call_id, const std::string& assistant_node,
                    std::optional<std::string> parent = std::nullopt, const std::string& thread = "th") {
     return append(NodeKind::kToolCall,
-                  *encode_tool_call({.tool_call_id = call_id, .name = "search", .arguments = {{"q", call_id}},
+                  *encode_tool_call({.tool_call_id = call_id,
+                                     .name = "search",
+                                     .arguments = {{"q", call_id}},
                                      .assistant_node_id = assistant_node}),
                   parent, thread);
   }
   std::string result(const std::string& call_id, const std::string& text, bool is_error = false,
                      std::optional<std::string> parent = std::nullopt, const std::string& thread = "th") {
     return append(NodeKind::kToolResult,
-                  *encode_tool_result({.tool_call_id = call_id, .content = {text_block(text)}, .is_error = is_error,
+                  *encode_tool_result({.tool_call_id = call_id,
+                                       .content = {text_block(text)},
+                                       .is_error = is_error,
                                        .details = {{"ui", "only"}}}),
                   parent, thread);
   }
@@ -319,6 +332,16 @@ class SessionContextTest : public ::testing::Test {
     auto messages = build(builder, leaf);
     EXPECT_TRUE(messages) << messages.error().to_string();
     return messages.value_or(std::vector<Message>{});
+  }
+
+  // The stored record of node `id`, as the repository returned it when it was appended.
+  NodeRecord node(const std::string& id) {
+    auto tx = store_->begin(TxMode::kRead);
+    EXPECT_TRUE(tx);
+    if (!tx) return {};
+    auto record = repo_.get_node(**tx, id);
+    EXPECT_TRUE(record) << record.error().to_string();
+    return record.value_or(NodeRecord{});
   }
 
   void raw_update(const std::string& sql, std::initializer_list<SqlValue> params) {
@@ -370,12 +393,13 @@ TEST_F(SessionContextTest, UnknownLeafIsNodeNotFound) {
 
 TEST_F(SessionContextTest, UserAndAssistantMessagesKeepTheirContent) {
   const std::string u = user("hello");
-  const std::string a = append(
-      NodeKind::kAssistantMessage,
-      *encode_assistant_message({.content = {reasoning_block("thinking", {{"signature", "sig"}}), text_block("hi there")},
-                                 .stop_reason = AssistantStopReason::kEnd,
-                                 .provider_stop_reason = "end_turn",
-                                 .usage = json{{"inputTokens", 3}}}));
+  const std::string a =
+      append(NodeKind::kAssistantMessage,
+             *encode_assistant_message(
+                 {.content = {reasoning_block("thinking", {{"signature", "sig"}}), text_block("hi there")},
+                  .stop_reason = AssistantStopReason::kEnd,
+                  .provider_stop_reason = "end_turn",
+                  .usage = json{{"inputTokens", 3}}}));
   const std::vector<Message> messages = fresh(a);
   ASSERT_EQ(messages.size(), 2u);
   EXPECT_EQ(messages[0], user_msg("hello", u));
@@ -389,9 +413,9 @@ TEST_F(SessionContextTest, UserAndAssistantMessagesKeepTheirContent) {
 }
 
 TEST_F(SessionContextTest, SteeredUserMessageIsAUserMessage) {
-  const std::string u = append(NodeKind::kUserMessage,
-                               *encode_user_message({.content = {text_block("also this")}, .steered = true,
-                                                     .steer_id = "steer-1"}));
+  const std::string u = append(
+      NodeKind::kUserMessage,
+      *encode_user_message({.content = {text_block("also this")}, .steered = true, .steer_id = "steer-1"}));
   EXPECT_EQ(fresh(u), std::vector<Message>{user_msg("also this", u)});
 }
 
@@ -403,9 +427,9 @@ TEST_F(SessionContextTest, ParallelToolCallsAreGroupedWithTheirAssistantMessage)
   const std::string tc2 = call("c2", a);
   const std::string tr2 = result("c2", "two");
   const std::string a2 = assistant("done");
-  const std::vector<Message> expected = {user_msg("find two things", u), assistant_msg("calling", a, {"c1", "c2"}),
-                                         tool_msg("c1", "one", tr1), tool_msg("c2", "two", tr2),
-                                         assistant_msg("done", a2)};
+  const std::vector<Message> expected = {
+      user_msg("find two things", u), assistant_msg("calling", a, {"c1", "c2"}), tool_msg("c1", "one", tr1),
+      tool_msg("c2", "two", tr2), assistant_msg("done", a2)};
   EXPECT_EQ(fresh(a2), expected);
   (void)tc1;
   (void)tc2;
@@ -505,8 +529,8 @@ TEST_F(SessionContextTest, IncrementalBuildAddsLaterCallsToAnEarlierAssistantMes
   ASSERT_TRUE(build(builder, a));
   // Built one node at a time, the calls land in the cached assistant message.
   const std::function<std::string()> steps[] = {
-      [&] { return call("c1", a); }, [&] { return result("c1", "r1"); },
-      [&] { return call("c2", a); }, [&] { return result("c2", "r2"); }};
+      [&] { return call("c1", a); }, [&] { return result("c1", "r1"); }, [&] { return call("c2", a); },
+      [&] { return result("c2", "r2"); }};
   std::vector<Message> last;
   for (const auto& step : steps) {
     const std::string leaf = step();
@@ -540,6 +564,72 @@ TEST_F(SessionContextTest, GoingBackToAnAncestorTruncatesWithoutReading) {
   EXPECT_EQ(*messages, fresh(tc2));
 }
 
+TEST_F(SessionContextTest, ExtendingWithTheCallersOwnNodesMatchesAFreshBuildWithoutReading) {
+  const std::string u1 = user("one");
+  SessionContextBuilder builder;
+  ASSERT_TRUE(build(builder, u1));
+  const std::string a1 = assistant("calling", AssistantStopReason::kToolUse);
+  const std::string tc1 = call("c1", a1);
+  const std::string tc2 = call("c2", a1);
+  const std::string tr1 = result("c1", "r1");
+  const std::string tr2 = result("c2", "r2", true);
+  for (const std::string& id : {a1, tc1, tc2, tr1, tr2}) {
+    auto extended = builder.extend(node(id));
+    ASSERT_TRUE(extended) << id << ": " << extended.error().to_string();
+    EXPECT_EQ(builder.nodes_read(), 0u);
+    EXPECT_EQ(std::vector<Message>(extended->begin(), extended->end()), fresh(id)) << id;
+    EXPECT_EQ(builder.cached_leaf(), id);
+  }
+  // The extended cache is a normal cache: going back and building forward again works.
+  auto back = build(builder, tc1);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, fresh(tc1));
+}
+
+TEST_F(SessionContextTest, ExtendingWithANodeThatDoesNotContinueThePathDropsTheCache) {
+  const std::string u1 = user("one");
+  const std::string a1 = assistant("reply");
+  const std::string u2 = user("sibling of the reply", u1);
+  SessionContextBuilder builder;
+  ASSERT_TRUE(build(builder, a1));
+  auto extended = builder.extend(node(u2));
+  ASSERT_FALSE(extended);
+  EXPECT_EQ(extended.error().code(), codes::kContextStale);
+  EXPECT_EQ(builder.cached_nodes(), 0u);
+  SessionContextBuilder empty;
+  EXPECT_FALSE(empty.extend(node(u1))) << "nothing cached: nothing to extend";
+  auto rebuilt = build(builder, u2);
+  ASSERT_TRUE(rebuilt);
+  EXPECT_EQ(*rebuilt, fresh(u2));
+}
+
+TEST_F(SessionContextTest, ToolCallIdsAndImagesOfThePathAreKnownThroughBranchSwitches) {
+  const std::string u1 =
+      append(NodeKind::kUserMessage,
+             *encode_user_message({.content = {text_block("look"), image_block("image/png", "AA==")}}));
+  const std::string a1 = assistant("calling", AssistantStopReason::kToolUse);
+  const std::string tc1 = call("c1", a1);
+  const std::string tr1 = result("c1", "r1");
+  const std::string other = user("another branch", u1);
+  SessionContextBuilder builder;
+  ASSERT_TRUE(build(builder, tr1));
+  EXPECT_TRUE(builder.uses_tool_call_id("c1"));
+  EXPECT_FALSE(builder.uses_tool_call_id("c2"));
+  EXPECT_EQ(builder.image_blocks(), 1u);
+  ASSERT_TRUE(build(builder, tc1));  // the result is undone, the call is still on the path
+  EXPECT_TRUE(builder.uses_tool_call_id("c1"));
+  ASSERT_TRUE(build(builder, other));  // the call is undone too
+  EXPECT_FALSE(builder.uses_tool_call_id("c1"));
+  EXPECT_EQ(builder.image_blocks(), 1u);
+  ASSERT_TRUE(build(builder, ""));
+  EXPECT_EQ(builder.image_blocks(), 0u);
+  ASSERT_TRUE(build(builder, tr1));
+  EXPECT_TRUE(builder.uses_tool_call_id("c1"));
+  builder.invalidate();
+  EXPECT_FALSE(builder.uses_tool_call_id("c1"));
+  EXPECT_EQ(builder.image_blocks(), 0u);
+}
+
 TEST_F(SessionContextTest, BranchSwitchTruncatesToTheCommonAncestor) {
   const std::string u1 = user("one");
   const std::string a1 = assistant("reply one");
@@ -555,8 +645,9 @@ TEST_F(SessionContextTest, BranchSwitchTruncatesToTheCommonAncestor) {
   EXPECT_EQ(builder.nodes_read(), 2u);  // right and u2b; a1, the cached common ancestor, is not read
   EXPECT_EQ(builder.last_build_stats().nodes_undone, 2u);
   EXPECT_EQ(builder.last_build_stats().nodes_kept, 2u);
-  EXPECT_EQ(*messages, (std::vector<Message>{user_msg("one", u1), assistant_msg("reply one", a1),
-                                             user_msg("two (edited)", u2b), assistant_msg("reply two b", right)}));
+  EXPECT_EQ(*messages,
+            (std::vector<Message>{user_msg("one", u1), assistant_msg("reply one", a1),
+                                  user_msg("two (edited)", u2b), assistant_msg("reply two b", right)}));
   messages = build(builder, left);
   ASSERT_TRUE(messages);
   EXPECT_EQ(*messages, fresh(left));
@@ -632,17 +723,18 @@ TEST_F(SessionContextTest, ForkPathCrossesIntoTheParentThread) {
   SessionContextBuilder parent_builder;
   auto parent_messages = build(parent_builder, parent_leaf);
   ASSERT_TRUE(parent_messages);
-  EXPECT_EQ(*parent_messages, (std::vector<Message>{user_msg("one", u1), assistant_msg("calling", a1, {"c1"}),
-                                                    tool_msg("c1", "r1", tr1),
-                                                    assistant_msg("parent goes on", parent_leaf)}));
+  EXPECT_EQ(*parent_messages,
+            (std::vector<Message>{user_msg("one", u1), assistant_msg("calling", a1, {"c1"}),
+                                  tool_msg("c1", "r1", tr1), assistant_msg("parent goes on", parent_leaf)}));
 
   SessionContextBuilder fork_builder;
   auto fork_messages = build(fork_builder, fork_leaf);
   ASSERT_TRUE(fork_messages);
   EXPECT_EQ(fork_builder.nodes_read(), 7u);
-  EXPECT_EQ(*fork_messages, (std::vector<Message>{user_msg("one", u1), assistant_msg("calling", a1, {"c1", "c2"}),
-                                                  tool_msg("c1", "r1", tr1), tool_msg("c2", "r2", tr2),
-                                                  assistant_msg("fork reply", fork_leaf)}));
+  EXPECT_EQ(*fork_messages,
+            (std::vector<Message>{user_msg("one", u1), assistant_msg("calling", a1, {"c1", "c2"}),
+                                  tool_msg("c1", "r1", tr1), tool_msg("c2", "r2", tr2),
+                                  assistant_msg("fork reply", fork_leaf)}));
 
   // One builder moving between the parent's and the fork's paths shares the common part.
   auto moved = build(parent_builder, fork_leaf);
@@ -685,8 +777,8 @@ TEST_F(SessionContextTest, DamagedNodeAppendedLaterIsADecodeErrorAndTheCacheStar
   SessionContextBuilder builder;
   ASSERT_TRUE(build(builder, u));
   // The repository refuses malformed bodies, so the damage is done behind its back, as a disk would.
-  const std::string bad =
-      append(NodeKind::kToolResult, json{{"toolCallId", "c"}, {"content", json::array()}, {"isError", false}});
+  const std::string bad = append(NodeKind::kToolResult,
+                                 json{{"toolCallId", "c"}, {"content", json::array()}, {"isError", false}});
   raw_update("UPDATE nodes SET body = ? WHERE id = ?", {R"({"content":[],"toolCallId":"c"})", bad});
   auto messages = build(builder, bad);
   ASSERT_FALSE(messages);

@@ -1,6 +1,7 @@
 #include "testing/scripted_provider.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "keel/error_codes.h"
 
@@ -10,7 +11,9 @@ namespace pe = provider_event;
 
 struct StalledStream {
   std::shared_ptr<ProviderSink> sink;
-  std::vector<ScriptedStep> rest;
+  std::vector<ScriptedStep> rest;  // a held stream: the steps after the hold
+  bool complete = true;
+  CancellationToken cancel;
   CancellationRegistration registration;
 };
 
@@ -41,6 +44,12 @@ ScriptedResponse ScriptedResponse::stall() {
   return response;
 }
 
+ScriptedResponse ScriptedResponse::held(ScriptedResponse then) {
+  then.steps.insert(then.steps.begin(),
+                    ScriptedStep{ScriptedStep::Kind::kHoldUntilReleased, pe::TextDelta{}, std::nullopt});
+  return then;
+}
+
 ScriptedResponse ScriptedResponse::failure(Error error) {
   ScriptedResponse response;
   response.steps.push_back({ScriptedStep::Kind::kFail, pe::TextDelta{}, std::move(error)});
@@ -53,7 +62,8 @@ ScriptedResponse& ScriptedResponse::add(ProviderEvent event) {
 }
 
 ScriptedResponse& ScriptedResponse::with_usage(int64_t input_tokens, int64_t output_tokens) {
-  ScriptedStep usage{ScriptedStep::Kind::kEvent, pe::Usage{TokenUsage{input_tokens, output_tokens, 0, 0}}, {}};
+  ScriptedStep usage{
+      ScriptedStep::Kind::kEvent, pe::Usage{TokenUsage{input_tokens, output_tokens, 0, 0}}, {}};
   // Usage goes before Finish, where providers put it.
   auto finish = std::find_if(steps.begin(), steps.end(), [](const ScriptedStep& step) {
     return step.kind == ScriptedStep::Kind::kEvent && std::holds_alternative<pe::Finish>(step.event);
@@ -91,9 +101,10 @@ void ScriptedProvider::stream(ProviderRequest request, CancellationToken cancel,
   {
     std::lock_guard<std::mutex> guard(mu_);
     if (recording_) {
-      requests_.push_back(RecordedRequest{request.model, request.system_prompt,
-                                          std::vector<Message>(request.messages.begin(), request.messages.end()),
-                                          request.tools, request.max_output_tokens});
+      requests_.push_back(
+          RecordedRequest{request.model, request.system_prompt,
+                          std::vector<Message>(request.messages.begin(), request.messages.end()),
+                          request.tools, request.max_output_tokens});
     }
     if (!script_.empty()) {
       response = std::move(script_.front());
@@ -104,8 +115,13 @@ void ScriptedProvider::stream(ProviderRequest request, CancellationToken cancel,
     sink->on_done(fail("provider.script_exhausted", "the scripted provider has no response left"));
     return;
   }
-  for (size_t i = 0; i < response->steps.size(); ++i) {
-    ScriptedStep& step = response->steps[i];
+  play(std::move(response->steps), 0, response->complete, std::move(cancel), std::move(sink));
+}
+
+void ScriptedProvider::play(std::vector<ScriptedStep> steps, size_t first, bool complete,
+                            CancellationToken cancel, std::shared_ptr<ProviderSink> sink) {
+  for (size_t i = first; i < steps.size(); ++i) {
+    ScriptedStep& step = steps[i];
     if (cancel.is_cancelled()) {
       sink->on_done(fail(codes::kCancelled, "the request was cancelled"));
       return;
@@ -117,28 +133,71 @@ void ScriptedProvider::stream(ProviderRequest request, CancellationToken cancel,
       case ScriptedStep::Kind::kFail:
         sink->on_done(fail(*step.failure));
         return;
-      case ScriptedStep::Kind::kStallUntilCancelled: {
-        // Nothing more happens until the request is cancelled; then it ends as a cancelled request would.
+      case ScriptedStep::Kind::kStallUntilCancelled:
+      case ScriptedStep::Kind::kHoldUntilReleased: {
+        // Nothing more happens until the request is cancelled (or, when held, released); a cancelled
+        // request ends as a cancelled request would.
         auto stalled = std::make_shared<StalledStream>();
         stalled->sink = sink;
+        stalled->cancel = cancel;
+        stalled->complete = complete;
+        if (step.kind == ScriptedStep::Kind::kHoldUntilReleased) {
+          stalled->rest.assign(std::make_move_iterator(steps.begin() + static_cast<std::ptrdiff_t>(i) + 1),
+                               std::make_move_iterator(steps.end()));
+        }
         std::weak_ptr<StalledStream> weak = stalled;
         {
           std::lock_guard<std::mutex> guard(mu_);
-          stalled_.push_back(stalled);
+          if (step.kind == ScriptedStep::Kind::kHoldUntilReleased) {
+            held_.push_back(stalled);
+          } else {
+            stalled_.push_back(stalled);
+          }
         }
+        held_cv_.notify_all();
         // The sink is released as soon as the stream ends, so nothing of the engine (its inbox, its
         // strand) outlives the request inside this provider.
-        stalled->registration = cancel.on_cancel([weak] {
+        stalled->registration = cancel.on_cancel([this, weak] {
           auto s = weak.lock();
           if (!s) return;
-          std::shared_ptr<ProviderSink> ending = std::move(s->sink);
+          std::shared_ptr<ProviderSink> ending;
+          {
+            std::lock_guard<std::mutex> guard(mu_);
+            ending = std::move(s->sink);
+            std::erase(held_, s);
+          }
           if (ending) ending->on_done(fail(codes::kCancelled, "the request was cancelled"));
         });
         return;
       }
     }
   }
-  if (response->complete) sink->on_done({});
+  if (complete) sink->on_done({});
+}
+
+bool ScriptedProvider::release() {
+  std::shared_ptr<StalledStream> stream;
+  std::shared_ptr<ProviderSink> sink;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (held_.empty()) return false;
+    stream = std::move(held_.front());
+    held_.pop_front();
+    sink = std::move(stream->sink);
+  }
+  if (!sink) return false;  // cancelled meanwhile
+  play(std::move(stream->rest), 0, stream->complete, stream->cancel, std::move(sink));
+  return true;
+}
+
+size_t ScriptedProvider::held() const {
+  std::lock_guard<std::mutex> guard(mu_);
+  return held_.size();
+}
+
+bool ScriptedProvider::wait_held(size_t count) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return held_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return held_.size() >= count; });
 }
 
 }  // namespace keel::testing

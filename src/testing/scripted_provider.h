@@ -8,6 +8,7 @@
 // When the script runs out, stream() fails with provider.script_exhausted. Thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -19,7 +20,9 @@
 namespace keel::testing {
 
 struct ScriptedStep {
-  enum class Kind { kEvent, kStallUntilCancelled, kFail };
+  // kHoldUntilReleased: the rest of the response waits until the test calls release() (which delivers it
+  // from the test's thread) or the request is cancelled (which ends it cancelled).
+  enum class Kind { kEvent, kStallUntilCancelled, kFail, kHoldUntilReleased };
   Kind kind = Kind::kEvent;
   ProviderEvent event;           // kEvent
   std::optional<Error> failure;  // kFail
@@ -40,6 +43,8 @@ struct ScriptedResponse {
   };
   static ScriptedResponse tool_calls(std::vector<Call> calls, std::string text = "");
   static ScriptedResponse stall();
+  // `then`, held before its first step until release().
+  static ScriptedResponse held(ScriptedResponse then);
   static ScriptedResponse failure(Error error);
 
   ScriptedResponse& add(ProviderEvent event);
@@ -68,6 +73,12 @@ class ScriptedProvider final : public Provider {
   size_t remaining() const;
   // Recording copies every request's messages; benchmarks turn it off to measure the engine alone.
   void set_recording(bool on);
+  // Delivers the rest of the oldest held response on the calling thread. False when none is held.
+  bool release();
+  // How many streams are held now (waiting for release()).
+  size_t held() const;
+  // Waits (up to 10 s) until at least `count` streams are held; false on timeout.
+  bool wait_held(size_t count) const;
 
  private:
   mutable std::mutex mu_;
@@ -76,6 +87,12 @@ class ScriptedProvider final : public Provider {
   bool recording_ = true;
   // Registrations of stalled streams, kept until their cancellation fires.
   std::vector<std::shared_ptr<struct StalledStream>> stalled_;
+  std::deque<std::shared_ptr<struct StalledStream>> held_;
+  mutable std::condition_variable held_cv_;
+
+  // Plays response steps from `first` on; returns when the response ended, stalled or is held.
+  void play(std::vector<ScriptedStep> steps, size_t first, bool complete, CancellationToken cancel,
+            std::shared_ptr<ProviderSink> sink);
 };
 
 }  // namespace keel::testing

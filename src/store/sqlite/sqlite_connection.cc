@@ -79,9 +79,17 @@ Result<void> Connection::exec(std::string_view sql) {
   return {};
 }
 
+Result<void> Connection::control(std::string_view sql) {
+  sqlite3_stmt* stmt = KEEL_TRY(prepare(sql));
+  ResetOnExit reset{stmt};
+  int rc = sqlite3_step(stmt);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return fail(map_error(rc, db_.get(), sql));
+  return {};
+}
+
 Result<sqlite3_stmt*> Connection::prepare(std::string_view sql) {
+  if (auto it = statements_.find(sql); it != statements_.end()) return it->second.get();
   std::string key(sql);
-  if (auto it = statements_.find(key); it != statements_.end()) return it->second.get();
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v3(db_.get(), key.data(), static_cast<int>(key.size()), SQLITE_PREPARE_PERSISTENT,
                               &raw, nullptr);

@@ -36,8 +36,12 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Runs SQL text with no parameters and no rows wanted (pragmas, BEGIN/COMMIT). Not cached.
+  // Runs SQL text with no parameters and no rows wanted (pragmas, DDL). Not cached: for one-off statements.
   Result<void> exec(std::string_view sql);
+  // Runs one statement with no parameters and no rows wanted from the statement cache: transaction control
+  // (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK), which runs several times per transaction and would
+  // otherwise be parsed every time.
+  Result<void> control(std::string_view sql);
   // Runs one cached prepared statement. When `read_only` is set, a statement that would write is refused
   // with store.write_in_read_transaction before it runs.
   Result<int64_t> execute(std::string_view sql, std::span<const SqlValue> params, bool read_only);
@@ -62,7 +66,13 @@ class Connection {
   Result<sqlite3_stmt*> bind(std::string_view sql, std::span<const SqlValue> params, bool read_only);
 
   std::unique_ptr<sqlite3, DbCloser> db_;
-  std::unordered_map<std::string, StmtPtr> statements_;  // declared after db_: finalized before it closes
+  // Transparent hashing: a lookup by string_view allocates nothing.
+  struct SqlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }
+  };
+  std::unordered_map<std::string, StmtPtr, SqlHash, std::equal_to<>>
+      statements_;  // declared after db_: finalized before it closes
   size_t max_value_bytes_;
 };
 

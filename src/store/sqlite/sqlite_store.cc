@@ -245,10 +245,10 @@ class SqliteStore final : public Store {
     auto opened = [&]() -> Result<void> {
       if (poisoned_) return fail(poisoned_error());
       if (!outer_open_) {
-        KEEL_TRY(writer_->exec("BEGIN IMMEDIATE"));
+        KEEL_TRY(writer_->control("BEGIN IMMEDIATE"));
         outer_open_ = true;
       }
-      return writer_->exec("SAVEPOINT keel_tx");
+      return writer_->control("SAVEPOINT keel_tx");
     }();
     if (!opened) {
       close_outer_if_empty();
@@ -271,7 +271,7 @@ class SqliteStore final : public Store {
       connection = KEEL_TRY(Connection::open(options_.path, Connection::Access::kReadOnly,
                                              options_.busy_timeout_ms, options_.max_value_bytes));
     }
-    KEEL_TRY(connection->exec("BEGIN"));
+    KEEL_TRY(connection->control("BEGIN"));
     // BEGIN is deferred: SQLite would take the snapshot at the first read, so a commit between begin() and
     // the first query would be visible. Read now, so the snapshot is the one current at begin().
     KEEL_TRY(connection->scalar("PRAGMA schema_version"));
@@ -287,7 +287,7 @@ class SqliteStore final : public Store {
   // write lock is not held while nothing waits to be synced.
   void close_outer_if_empty() {
     if (outer_open_ && released_in_epoch_ == 0) {
-      if (!writer_->in_autocommit()) (void)writer_->exec("ROLLBACK");
+      if (!writer_->in_autocommit()) (void)writer_->control("ROLLBACK");
       outer_open_ = false;
     }
   }
@@ -343,10 +343,10 @@ class SqliteStore final : public Store {
     if (!outer_open_) return open_epoch_ - 1;
     auto committed = [&]() -> Result<void> {
       KEEL_TRY(hit("store.sync.before"));
-      return writer_->exec("COMMIT");
+      return writer_->control("COMMIT");
     }();
     if (!committed) {
-      if (!writer_->in_autocommit()) (void)writer_->exec("ROLLBACK");
+      if (!writer_->in_autocommit()) (void)writer_->control("ROLLBACK");
       outer_open_ = false;
       released_in_epoch_ = 0;
       return fail(committed.error());
@@ -437,7 +437,7 @@ Result<void> WriteTx::commit() {
   auto released = [&]() -> Result<void> {
     KEEL_TRY(store_.hit("store.commit"));
     if (!store_.outer_open_) return fail(rolled_back_error());
-    return checked(store_.writer_->exec("RELEASE keel_tx"));
+    return checked(store_.writer_->control("RELEASE keel_tx"));
   }();
   if (!released) {
     rollback();
@@ -457,8 +457,8 @@ void WriteTx::rollback() {
   if (!open_) return;
   open_ = false;
   if (store_.outer_open_ && !store_.writer_->in_autocommit()) {
-    auto undone = store_.writer_->exec("ROLLBACK TO keel_tx");
-    if (undone) undone = store_.writer_->exec("RELEASE keel_tx");
+    auto undone = store_.writer_->control("ROLLBACK TO keel_tx");
+    if (undone) undone = store_.writer_->control("RELEASE keel_tx");
     if (!undone) store_.poison(undone.error());
   }
   store_.check_outer_alive();
@@ -495,7 +495,7 @@ void ReadTx::rollback() {
 
 void ReadTx::close(bool commit) {
   // Ending a read transaction only releases its snapshot; a failure leaves a connection we cannot trust.
-  auto ended = connection_->exec(commit ? "COMMIT" : "ROLLBACK");
+  auto ended = connection_->control(commit ? "COMMIT" : "ROLLBACK");
   if (ended || connection_->in_autocommit()) store_.return_reader(std::move(connection_));
   connection_.reset();
   store_.leave_thread();

@@ -1,0 +1,211 @@
+// The three input paths of spec §3 as the thread's actor serves them: turn.steer (and turn.input, which
+// steers, enqueues or starts a turn as the thread's state allows), turn.enqueue with the queue that starts
+// the next turn when one ends normally, and queue.start for a queue held after an interrupted, paused or
+// failed turn. Every op here runs on the thread's strand, as the turn's runner does: an admission and the
+// runner's decision that the turn is over never interleave.
+//
+// Each op is one command transaction (receipts.h): a duplicate submission replays its answer, whichever
+// path the thread's state would take now.
+#include "engine/engine_errors.h"
+#include "engine/engine_impl.h"
+#include "store/node_body.h"
+
+namespace keel {
+
+using nlohmann::json;
+
+namespace {
+
+void merge_into(json& result, const json& extra) {
+  for (auto& [key, value] : extra.items()) result[key] = value;
+}
+
+}  // namespace
+
+Result<json> EngineCore::Impl::admit_steer(Transaction& tx, const std::shared_ptr<ThreadActor>& actor,
+                                           const std::string& expected_turn_id,
+                                           const std::vector<ContentBlock>& content,
+                                           const json& attachments) {
+  const std::optional<ActiveTurn>& active = actor->active;
+  if (!active || active->turn_id != expected_turn_id) {
+    if (active) {
+      return fail(codes::kSteerTurnMismatch, "turn " + expected_turn_id + " is not the running turn (" +
+                                                 active->turn_id + "); nothing was admitted");
+    }
+    for (const RunRecord& run : KEEL_TRY(runs_.list_by_thread(tx, actor->thread_id))) {
+      if (run.turn_id == expected_turn_id) {
+        return fail(codes::kTurnEnded, "turn " + expected_turn_id + " has ended (" +
+                                           std::string(to_string(run.state)) +
+                                           "); enqueue the input to run it as the next turn");
+      }
+    }
+    return fail(codes::kSteerTurnMismatch,
+                "thread " + actor->thread_id + " has no turn " + expected_turn_id + "; nothing was admitted");
+  }
+  if (!active->steerable) {
+    return fail(codes::kTurnEnded,
+                "turn " + expected_turn_id + " is ending; enqueue the input to run it as the next turn");
+  }
+  if (active->turn_kind != "user") {
+    return fail(codes::kRunNotSteerable, "a " + active->turn_kind + " turn cannot be steered");
+  }
+  // Attachment refs point at nodes or runs that exist; they are kept with the steer and its message.
+  for (const json& ref : attachments) {
+    const bool is_node = ref.contains("nodeId");
+    const std::string id = ref[is_node ? "nodeId" : "runId"].get<std::string>();
+    std::optional<Error> missing;
+    if (is_node) {
+      if (auto node = threads_.get_node(tx, id); !node) missing = node.error();
+    } else {
+      if (auto run = runs_.get(tx, id); !run) missing = run.error();
+    }
+    if (missing) {
+      if (missing->code() != codes::kNodeNotFound && missing->code() != codes::kRunNotFound)
+        return fail(*missing);
+      return fail(codes::kAttachmentNotFound,
+                  std::string("attachment ") + (is_node ? "node " : "run ") + id + " does not exist");
+    }
+  }
+  SteerRecord steer = KEEL_TRY(
+      runs_.admit_steer(tx, active->run_id, deps_.ids->next_id(), content_to_json(content), attachments));
+  return json{{"steerId", steer.id},
+              {"turnId", expected_turn_id},
+              {"runId", steer.run_id},
+              {"admissionSeq", steer.admission_seq}};
+}
+
+namespace {
+
+// attachments: [{nodeId} | {runId}], each ref naming exactly one.
+Result<json> parse_attachments(const json& params) {
+  if (!params.contains("attachments") || params["attachments"].is_null()) return json::array();
+  const json& refs = params["attachments"];
+  if (!refs.is_array())
+    return fail(codes::kInvalidArgument, "'attachments' must be an array of {nodeId} or {runId}");
+  for (const json& ref : refs) {
+    const bool node = ref.is_object() && ref.contains("nodeId") && ref["nodeId"].is_string();
+    const bool run = ref.is_object() && ref.contains("runId") && ref["runId"].is_string();
+    if (node == run || ref.size() != 1) {
+      return fail(codes::kInvalidArgument,
+                  "each attachment is {\"nodeId\": ...} or {\"runId\": ...}, got " + ref.dump());
+    }
+  }
+  return refs;
+}
+
+}  // namespace
+
+void EngineCore::Impl::steer_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  const json expected = op.params.value("expectedTurnId", json());
+  if (!expected.is_string() || expected.get_ref<const std::string&>().empty()) {
+    return reject(op, thread_id,
+                  Error(codes::kInvalidArgument, "'expectedTurnId' must name the turn to steer"));
+  }
+  auto content = turn_input(op.params.value("input", json()));
+  if (!content) return reject(op, thread_id, content.error());
+  auto attachments = parse_attachments(op.params);
+  if (!attachments) return reject(op, thread_id, attachments.error());
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) {
+    return admit_steer(tx, actor, expected.get<std::string>(), *content, *attachments);
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  // The ACK goes out only now, after the commit.
+  if (!outcome->replayed && actor->active) actor->active->steers_admitted = true;
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+}
+
+void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                     json result_extra) {
+  const std::string& thread_id = actor->thread_id;
+  auto content = turn_input(op.params.value("input", json()));
+  if (!content) return reject(op, thread_id, content.error());
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    json result = KEEL_TRY(
+        commands_.apply(tx, CommandRequest{op.client_id, op.submission_id, "turn.enqueue", op.params}));
+    merge_into(result, result_extra);
+    return result;
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (!outcome->replayed) publish_queue(thread_id);
+}
+
+void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  if (!actor->active) return submit_turn(actor, op, {{"action", "started"}});
+  if (!actor->active->steerable || actor->active->turn_kind != "user") {
+    const std::string reason = actor->active->steerable ? "this turn cannot be steered; the input runs next"
+                                                        : "the turn is ending; the input runs next";
+    return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});
+  }
+  auto content = turn_input(op.params.value("input", json()));
+  if (!content) return reject(op, thread_id, content.error());
+  auto attachments = parse_attachments(op.params);
+  if (!attachments) return reject(op, thread_id, attachments.error());
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  const std::string turn_id = actor->active->turn_id;
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    json result = KEEL_TRY(admit_steer(tx, actor, turn_id, *content, *attachments));
+    result["action"] = "steered";
+    return result;
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  if (!outcome->replayed && actor->active) actor->active->steers_admitted = true;
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+}
+
+void EngineCore::Impl::start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  if (actor->active) {
+    return reject(op, thread_id,
+                  Error(codes::kTurnBusy, "a turn is running; the queue continues when it ends"));
+  }
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  std::optional<AdmittedTurn> admitted;
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    auto front = KEEL_TRY(queue_.pop_front(tx, thread_id));
+    if (!front) return fail(codes::kQueueEmpty, "thread " + thread_id + " has no queued input to start");
+    auto content = KEEL_TRY(turn_input(front->input));
+    admitted = KEEL_TRY(admit_turn(tx, thread_id, content, options_.default_budget_tokens));
+    return json{{"turnId", admitted->run.turn_id}, {"runId", admitted->run.id}, {"itemId", front->id}};
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (outcome->replayed || !admitted) return;
+  publish_queue(thread_id);
+  announce_turn(actor, *admitted);
+}
+
+void EngineCore::Impl::advance_queue(const std::shared_ptr<ThreadActor>& actor) {
+  const std::string& thread_id = actor->thread_id;
+  std::optional<AdmittedTurn> admitted;
+  auto started = write([&](Transaction& tx) -> Result<void> {
+    auto front = KEEL_TRY(queue_.pop_front(tx, thread_id));
+    if (!front) return {};
+    auto content = KEEL_TRY(turn_input(front->input));
+    admitted = KEEL_TRY(admit_turn(tx, thread_id, content, options_.default_budget_tokens));
+    return {};
+  });
+  if (!started) {
+    // The queue stays as it was; the user can start it (queue.start) or change it.
+    publish("queue.updated", thread_id,
+            {{"threadId", thread_id}, {"held", true}, {"error", error_json(started.error())}});
+    return;
+  }
+  if (!admitted) return;
+  publish_queue(thread_id);
+  announce_turn(actor, *admitted);
+}
+
+}  // namespace keel

@@ -1,0 +1,431 @@
+// Spec §3 through the DirectTransport: steer, enqueue, interrupt and turn.input, each checked against the
+// persisted nodes and the answers the client gets.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_harness.h"
+#include "store/node_body.h"
+
+namespace keel {
+namespace {
+
+using nlohmann::json;
+using testing::EngineHarness;
+using testing::ScriptedResponse;
+
+std::string turn_of(const AgentEvent& ack) { return ack.payload["result"].value("turnId", ""); }
+std::string error_code(const AgentEvent& answer) { return answer.payload["error"].value("code", ""); }
+
+// The text of every steered user message on the path, in order.
+std::vector<std::string> steered_texts(EngineHarness& h, const std::string& thread) {
+  std::vector<std::string> out;
+  for (const NodeRecord& node : h.path(thread)) {
+    if (node.kind == NodeKind::kUserMessage && node.body.value("steered", false)) {
+      out.push_back(node.body["content"][0]["text"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+// Starts a turn whose first model response is held until h.provider.release(); returns the turn id.
+// `then` are the responses to the requests after it.
+std::string start_held_turn(EngineHarness& h, const std::string& thread, ScriptedResponse first,
+                            std::vector<ScriptedResponse> then = {}) {
+  const size_t held_before = h.provider.held();
+  h.provider.push(ScriptedResponse::held(std::move(first)));
+  for (ScriptedResponse& response : then) h.provider.push(std::move(response));
+  AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  EXPECT_EQ(ack.type, "command.ack") << ack.payload.dump();
+  EXPECT_TRUE(h.provider.wait_held(held_before + 1));
+  return turn_of(ack);
+}
+
+TEST(SteeringTest, ASteerIsDurableWhenAckedAndReachesTheNextRequestAfterTheToolResult) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string turn =
+      start_held_turn(h, thread, ScriptedResponse::tool_calls({{"c1", "echo", R"({"text":"a"})"}}),
+                      {ScriptedResponse::text("done")});
+
+  AgentEvent ack =
+      h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "also b"}});
+  ASSERT_EQ(ack.type, "command.ack") << ack.payload.dump();
+  EXPECT_EQ(ack.payload["result"]["admissionSeq"], 1);
+  // Durable at ACK time: the run's pending set holds it, and the leaf has not moved.
+  {
+    RunRepository runs(h.clock);
+    auto tx = h.store().begin(TxMode::kRead);
+    ASSERT_TRUE(tx);
+    auto pending = runs.pending_steers(**tx, ack.payload["result"]["runId"].get<std::string>());
+    ASSERT_TRUE(pending);
+    ASSERT_EQ(pending->size(), 1u);
+    EXPECT_EQ((*pending)[0].id, ack.payload["result"]["steerId"]);
+  }
+  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message"}));
+
+  ASSERT_TRUE(h.provider.release());
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
+                                      "tool_result", "user_message", "assistant_message"}));
+  auto path = h.path(thread);
+  EXPECT_EQ(path[5].body["steered"], true);
+  EXPECT_EQ(path[5].body["steerId"], ack.payload["result"]["steerId"]);
+  auto requests = h.provider.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  ASSERT_FALSE(requests[1].messages.empty());
+  EXPECT_EQ(requests[1].messages.back().role, Role::kUser);
+  EXPECT_EQ(requests[1].messages.back().content[0].text, "also b");
+  EXPECT_EQ(requests[0].messages.size(), 1u) << "the first request had not read the steer";
+}
+
+TEST(SteeringTest, SteersOfOneCutoffGoInAdmissionOrderExactlyOnce) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string turn = start_held_turn(
+      h, thread, ScriptedResponse::tool_calls({{"c1", "echo", R"({"text":"a"})"}}),
+      {ScriptedResponse::tool_calls({{"c2", "echo", R"({"text":"x"})"}}), ScriptedResponse::text("done")});
+  for (const char* text : {"one", "two", "three"}) {
+    ASSERT_EQ(h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", text}}).type,
+              "command.ack");
+  }
+  ASSERT_TRUE(h.provider.release());
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"one", "two", "three"}));
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
+                                      "tool_result", "user_message", "user_message", "user_message",
+                                      "assistant_message", "tool_call", "tool_result", "assistant_message"}));
+}
+
+TEST(SteeringTest, ASteerWhileTheFinalReplyStreamsMakesOneMoreRequest) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string turn = start_held_turn(h, thread, ScriptedResponse::text("first answer"),
+                                           {ScriptedResponse::text("answering the steer")});
+  ASSERT_EQ(
+      h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "wait, one more"}})
+          .type,
+      "command.ack");
+  ASSERT_TRUE(h.provider.release());
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
+                                                       "user_message", "assistant_message"}));
+  EXPECT_EQ(h.provider.requests().size(), 2u);
+  EXPECT_EQ(h.log.of_type("turn.complete").size(), 1u);
+}
+
+TEST(SteeringTest, ASteerAfterTheTurnEndedIsRefusedWithAnAnswerThatSaysEnqueue) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  h.provider.push(ScriptedResponse::text("done"));
+  AgentEvent submitted = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  h.wait_complete(thread, 1);
+  const size_t nodes = h.path(thread).size();
+  AgentEvent late = h.request(
+      "turn.steer", {{"threadId", thread}, {"expectedTurnId", turn_of(submitted)}, {"input", "late"}});
+  EXPECT_EQ(late.type, "command.rejected");
+  EXPECT_EQ(error_code(late), codes::kTurnEnded);
+  EXPECT_NE(late.payload["error"]["message"].get<std::string>().find("enqueue"), std::string::npos);
+  EXPECT_EQ(h.path(thread).size(), nodes);
+}
+
+// The turn-end race (spec §3, ARCHITECTURE.md §7): a steer sent while the final reply arrives is either in
+// the turn (and the model answers it) or refused with turn.ended; never accepted and then dropped. The
+// final reply is delivered in parts (text, finish, end of stream), each held until released, and the
+// steer is sent after 0, 1, 2 or all 3 parts: handlers run on the thread's strand in the order they were
+// posted, so each case puts the steer at a known point of the runner's progress.
+TEST(SteeringTest, ASteerAtEachPointOfTheFinalReplyIsEitherAnsweredOrRefusedNeverLost) {
+  for (int released_before_steer = 0; released_before_steer <= 3; ++released_before_steer) {
+    SCOPED_TRACE("parts released before the steer: " + std::to_string(released_before_steer));
+    EngineHarness h;
+    h.start();
+    const std::string thread = h.create_thread();
+    ScriptedResponse final_reply;
+    final_reply.steps.push_back({testing::ScriptedStep::Kind::kHoldUntilReleased, {}, std::nullopt});
+    final_reply.add(provider_event::TextDelta{"final"});
+    final_reply.steps.push_back({testing::ScriptedStep::Kind::kHoldUntilReleased, {}, std::nullopt});
+    final_reply.add(provider_event::Finish{StopReason::kEnd, "stop"});
+    final_reply.steps.push_back({testing::ScriptedStep::Kind::kHoldUntilReleased, {}, std::nullopt});
+    h.provider.push(std::move(final_reply));
+    h.provider.push(ScriptedResponse::text("answering the steer"));
+    const std::string turn = turn_of(h.request("turn.submit", {{"threadId", thread}, {"input", "go"}}));
+    for (int part = 0; part < released_before_steer; ++part) {
+      ASSERT_TRUE(h.provider.wait_held(1));
+      ASSERT_TRUE(h.provider.release());
+    }
+    AgentEvent answer =
+        h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "steer"}});
+    for (int part = released_before_steer; part < 3; ++part) {
+      ASSERT_TRUE(h.provider.wait_held(1));
+      ASSERT_TRUE(h.provider.release());
+    }
+    EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+    if (released_before_steer < 3) {
+      ASSERT_EQ(answer.type, "command.ack") << answer.payload.dump();
+      EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"steer"}));
+      EXPECT_EQ(h.kinds(thread).back(), "assistant_message") << "the model answered the steer";
+      EXPECT_EQ(h.provider.requests().size(), 2u);
+    } else {
+      ASSERT_EQ(answer.type, "command.rejected") << answer.payload.dump();
+      EXPECT_EQ(error_code(answer), codes::kTurnEnded);
+      EXPECT_TRUE(steered_texts(h, thread).empty());
+      EXPECT_EQ(h.provider.requests().size(), 1u);
+    }
+    EXPECT_EQ(h.log.of_type("turn.complete").size(), 1u);
+  }
+}
+
+// The last point: the steer is sent the moment turn.complete is delivered, before the actor may have let
+// the turn go.
+TEST(SteeringTest, ASteerSentOnTurnCompleteIsRefusedWithTurnEnded) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  std::string turn;
+  auto steer_on_complete = h.transport->on_event([&](const AgentEvent& event) {
+    if (event.type == "turn.complete" && event.thread_id == thread) {
+      h.transport->send(
+          Op{"turn.steer",
+             "test-client",
+             "late-steer",
+             {{"threadId", thread}, {"expectedTurnId", event.payload["turnId"]}, {"input", "late"}}});
+    }
+  });
+  h.provider.push(ScriptedResponse::text("done"));
+  h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  h.wait_complete(thread, 1);
+  AgentEvent answer;
+  ASSERT_TRUE(h.log.wait_until([&](const std::vector<AgentEvent>& events) {
+    for (const AgentEvent& e : events) {
+      if (e.payload.value("submissionId", "") == "late-steer") {
+        answer = e;
+        return true;
+      }
+    }
+    return false;
+  }));
+  EXPECT_EQ(answer.type, "command.rejected");
+  EXPECT_EQ(error_code(answer), codes::kTurnEnded);
+  EXPECT_TRUE(steered_texts(h, thread).empty());
+}
+
+TEST(SteeringTest, BadSteersGetCodedAnswersAndChangeNothing) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string other = h.create_thread();
+  h.provider.push(ScriptedResponse::stall());
+  const std::string other_turn = turn_of(h.request("turn.submit", {{"threadId", other}, {"input", "x"}}));
+  ASSERT_TRUE(h.log.wait_until([&](const auto&) { return h.provider.requests().size() == 1; }));
+  const std::string turn =
+      start_held_turn(h, thread, ScriptedResponse::text("held"), {ScriptedResponse::text("done")});
+  const size_t nodes = h.path(thread).size();
+
+  auto steer = [&](json params) {
+    params["threadId"] = thread;
+    if (!params.contains("input")) params["input"] = "x";
+    return h.request("turn.steer", params);
+  };
+  EXPECT_EQ(error_code(steer({{"expectedTurnId", other_turn}})), codes::kSteerTurnMismatch)
+      << "another thread's turn";
+  EXPECT_EQ(error_code(steer({{"expectedTurnId", "never-existed"}})), codes::kSteerTurnMismatch);
+  EXPECT_EQ(error_code(steer(json::object())), codes::kInvalidArgument) << "no expectedTurnId";
+  EXPECT_EQ(error_code(steer({{"expectedTurnId", turn}, {"input", ""}})), codes::kInputInvalid);
+  EXPECT_EQ(
+      error_code(steer({{"expectedTurnId", turn}, {"attachments", json::array({{{"nodeId", "ghost"}}})}})),
+      codes::kAttachmentNotFound);
+  EXPECT_EQ(
+      error_code(steer({{"expectedTurnId", turn}, {"attachments", json::array({{{"runId", "ghost"}}})}})),
+      codes::kAttachmentNotFound);
+  EXPECT_EQ(error_code(steer({{"expectedTurnId", turn}, {"attachments", json::array({{{"path", "/etc"}}})}})),
+            codes::kInvalidArgument);
+  EXPECT_EQ(error_code(steer({{"expectedTurnId", turn}, {"attachments", "x"}})), codes::kInvalidArgument);
+
+  // A duplicated submission replays its answer and admits one steer; the same id with another payload
+  // is a conflict.
+  const json params = {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "once"}};
+  AgentEvent first = h.request_as("dup", "turn.steer", params);
+  AgentEvent again = h.request_as("dup", "turn.steer", params);
+  ASSERT_EQ(first.type, "command.ack");
+  ASSERT_EQ(again.type, "command.ack");
+  EXPECT_EQ(again.payload["replayed"], true);
+  EXPECT_EQ(again.payload["result"], first.payload["result"]);
+  json changed = params;
+  changed["input"] = "twice";
+  EXPECT_EQ(error_code(h.request_as("dup", "turn.steer", changed)), codes::kSubmissionConflict);
+  // An attachment that exists is kept with the steer's message.
+  const std::string first_node = h.path(thread).front().id;
+  ASSERT_EQ(steer({{"expectedTurnId", turn},
+                   {"input", "see this"},
+                   {"attachments", json::array({{{"nodeId", first_node}}})}})
+                .type,
+            "command.ack");
+
+  EXPECT_EQ(h.path(thread).size(), nodes) << "steers never move the leaf before the cutoff";
+  ASSERT_TRUE(h.provider.release());
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"once", "see this"}));
+  EXPECT_EQ(h.path(thread)[nodes + 2].body["attachments"], json::array({{{"nodeId", first_node}}}));
+  h.request("turn.interrupt", {{"threadId", other}});
+}
+
+TEST(SteeringTest, AnInterruptMaterializesAckedSteersBeforeTheTurnEnds) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string turn = start_held_turn(h, thread, ScriptedResponse::text("never arrives"));
+  ASSERT_EQ(h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "kept"}}).type,
+            "command.ack");
+  h.request("turn.interrupt", {{"threadId", thread}});
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "user_message", "notice"}));
+  EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"kept"}));
+}
+
+TEST(SteeringTest, AProviderErrorMaterializesAckedSteersBeforeTheTurnFails) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string turn = start_held_turn(
+      h, thread, ScriptedResponse::failure(Error("provider.http_500", "the model server failed")));
+  ASSERT_EQ(h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "kept"}}).type,
+            "command.ack");
+  ASSERT_TRUE(h.provider.release());
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "error");
+  EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"kept"}));
+}
+
+TEST(SteeringTest, PendingSteersOfAStoredRunEnterItsFirstRequestWithoutAnyInMemoryState) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  h.provider.push(ScriptedResponse::tool_calls({{"c1", "echo", R"({"text":"a"})"}}).with_usage(10, 10));
+  AgentEvent submitted =
+      h.request("turn.submit", {{"threadId", thread}, {"input", "go"}, {"budgetTokens", 5}});
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "budget_pause");
+  // A run left with a pending steer in the store, as a crash would leave it: admitted directly, so no
+  // actor knows about it.
+  const std::string run_id = submitted.payload["result"]["runId"];
+  {
+    RunRepository runs(h.clock);
+    auto tx = h.store().begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(runs.transition(**tx, run_id, std::nullopt, RunState::kStreamingModel));
+    ASSERT_TRUE(runs.admit_steer(**tx, run_id, "stored-steer",
+                                 json::array({{{"type", "text"}, {"text", "from the store"}}})));
+    ASSERT_TRUE(runs.transition(**tx, run_id, std::nullopt, RunState::kBudgetPaused));
+    ASSERT_TRUE((*tx)->commit());
+  }
+  h.provider.push(ScriptedResponse::text("read it"));
+  ASSERT_EQ(
+      h.request("run.resume", {{"threadId", thread}, {"runId", run_id}, {"additionalBudgetTokens", 1000}})
+          .type,
+      "command.ack");
+  h.wait_complete(thread, 2);
+  auto requests = h.provider.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].messages.back().content[0].text, "from the store");
+  EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"from the store"}));
+}
+
+TEST(SteeringTest, AfterANormalEndTheNextQueuedInputStartsAtOnce) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  start_held_turn(h, thread, ScriptedResponse::text("first turn"), {ScriptedResponse::text("second turn")});
+  AgentEvent queued = h.request("turn.enqueue", {{"threadId", thread}, {"input", "next please"}});
+  ASSERT_EQ(queued.type, "command.ack") << queued.payload.dump();
+  EXPECT_TRUE(h.log.wait_count("queue.updated", 1));
+  ASSERT_TRUE(h.provider.release());
+  EXPECT_EQ(h.wait_complete(thread, 2).payload["stopReason"], "end");
+  auto users = std::vector<std::string>{};
+  for (const NodeRecord& node : h.path(thread)) {
+    if (node.kind == NodeKind::kUserMessage) users.push_back(node.body["content"][0]["text"]);
+  }
+  EXPECT_EQ(users, (std::vector<std::string>{"go", "next please"}));
+  auto updates = h.log.of_type("queue.updated");
+  ASSERT_GE(updates.size(), 2u);
+  EXPECT_TRUE(updates.back().payload["items"].empty()) << "the queue announced that it was taken";
+}
+
+TEST(SteeringTest, AfterAnInterruptTheQueueHoldsUntilTheUserStartsIt) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  start_held_turn(h, thread, ScriptedResponse::text("never"));
+  ASSERT_EQ(h.request("turn.enqueue", {{"threadId", thread}, {"input", "queued"}}).type, "command.ack");
+  h.request("turn.interrupt", {{"threadId", thread}});
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(h.log.of_type("turn.start").size(), 1u) << "no queued turn starts after an interrupt";
+  h.provider.push(ScriptedResponse::text("now"));
+  AgentEvent started = h.request("queue.start", {{"threadId", thread}});
+  ASSERT_EQ(started.type, "command.ack") << started.payload.dump();
+  EXPECT_EQ(h.wait_complete(thread, 2).payload["stopReason"], "end");
+  EXPECT_EQ(error_code(h.request("queue.start", {{"threadId", thread}})), codes::kQueueEmpty);
+}
+
+TEST(SteeringTest, TheQueueHoldsEightAndRefusesTheNinthAndBadInput) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  start_held_turn(h, thread, ScriptedResponse::text("held"));
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(h.request("turn.enqueue", {{"threadId", thread}, {"input", "q" + std::to_string(i)}}).type,
+              "command.ack");
+  }
+  EXPECT_EQ(error_code(h.request("turn.enqueue", {{"threadId", thread}, {"input", "ninth"}})),
+            codes::kQueueFull);
+  EXPECT_EQ(error_code(h.request("turn.enqueue", {{"threadId", thread}, {"input", ""}})),
+            codes::kInputInvalid);
+  EXPECT_EQ(error_code(h.request("turn.enqueue", {{"threadId", thread}, {"input", 7}})),
+            codes::kInputInvalid);
+  h.request("turn.interrupt", {{"threadId", thread}});
+  h.wait_complete(thread, 1);
+}
+
+TEST(SteeringTest, InterruptingAnIdleThreadIsAnsweredAndChangesNothing) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  AgentEvent answer = h.request("turn.interrupt", {{"threadId", thread}});
+  EXPECT_EQ(answer.type, "command.ack");
+  EXPECT_EQ(answer.payload["result"]["interrupted"], false);
+  EXPECT_TRUE(h.path(thread).empty());
+}
+
+TEST(SteeringTest, TurnInputStartsSteersOrEnqueuesAsTheThreadAllows) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  h.provider.push(ScriptedResponse::held(ScriptedResponse::text("first")));
+  h.provider.push(ScriptedResponse::text("answering the steer"));
+  AgentEvent started = h.request("turn.input", {{"threadId", thread}, {"input", "hello"}});
+  ASSERT_EQ(started.type, "command.ack") << started.payload.dump();
+  EXPECT_EQ(started.payload["result"]["action"], "started");
+  ASSERT_TRUE(h.provider.wait_held(1));
+  AgentEvent steered = h.request("turn.input", {{"threadId", thread}, {"input", "and also"}});
+  ASSERT_EQ(steered.type, "command.ack") << steered.payload.dump();
+  EXPECT_EQ(steered.payload["result"]["action"], "steered");
+  EXPECT_EQ(steered.payload["result"]["turnId"], started.payload["result"]["turnId"]);
+  ASSERT_TRUE(h.provider.release());
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"and also"}));
+  // A retried submission replays what happened, whatever the thread's state is now.
+  AgentEvent replay = h.request_as(steered.payload["submissionId"], "turn.input",
+                                   {{"threadId", thread}, {"input", "and also"}});
+  EXPECT_EQ(replay.payload["result"]["action"], "steered");
+  EXPECT_EQ(replay.payload["replayed"], true);
+}
+
+}  // namespace
+}  // namespace keel
