@@ -1,0 +1,146 @@
+// Steer ACK latency while a turn runs: a turn keeps calling a no-op tool (a scripted model that answers at
+// once, a durable SQLite store), so the engine commits continuously, and a client steers it continuously,
+// sending the next steer when the previous one was ACKed. Each steer is one command transaction; its ACK
+// goes out after the commit. Reported: ACK latency p50/p99/max in µs, the store's own sync time (a single
+// durable commit, p50) on the same file, and p99 expressed in syncs. Target: p99 within two syncs.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+#include "engine/engine_core.h"
+#include "testing/manual_clock.h"
+#include "testing/scripted_provider.h"
+#include "testing/sequential_ids.h"
+#include "testing/temp_dir.h"
+
+namespace keel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class NoopTool final : public AgentTool {
+ public:
+  NoopTool() {
+    spec_.name = "noop";
+    spec_.label = "No-op";
+    spec_.description = "does nothing";
+    spec_.parameters = {{"type", "object"}, {"properties", nlohmann::json::object()}};
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  void execute(ToolCallContext, nlohmann::json, std::function<void(Result<ToolResult>)> done) override {
+    done(text_result("ok"));
+  }
+
+ private:
+  ToolSpec spec_;
+};
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t index =
+      std::min(values.size() - 1, static_cast<size_t>(p * static_cast<double>(values.size())));
+  return values[index];
+}
+
+// The time of one durable commit of a small row, on `store`.
+std::vector<double> sync_times(Store& store, int samples) {
+  std::vector<double> out;
+  for (int i = 0; i < samples; ++i) {
+    const auto start = Clock::now();
+    auto tx = store.begin(TxMode::kWrite);
+    if (!tx) break;
+    auto written =
+        (*tx)->execute("INSERT OR REPLACE INTO settings (key, value, updated_at) VALUES ('bench', ?, ?)",
+                       {std::to_string(i), int64_t{i}});
+    if (!written || !(*tx)->commit()) break;
+    out.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  return out;
+}
+
+void BM_SteerAckWhileTheTurnRuns(benchmark::State& state) {
+  testing::TempDir dir;
+  testing::ManualClock clock;
+  testing::SequentialIdSource ids("b");
+  auto store = open_sqlite_store({.path = dir.file("bench.db"), .synchronous = Synchronous::kFull});
+  if (!store) {
+    state.SkipWithError(store.error().to_string().c_str());
+    return;
+  }
+  const std::vector<double> syncs = sync_times(**store, 200);
+  if (syncs.size() != 200) {
+    state.SkipWithError("could not measure the store's sync time");
+    return;
+  }
+
+  testing::ScriptedProvider provider;
+  provider.set_recording(false);
+  for (int i = 0; i < 20000; ++i) {
+    provider.push(testing::ScriptedResponse::tool_calls({{"c" + std::to_string(i), "noop", "{}"}}));
+  }
+  ToolRegistry tools;
+  (void)tools.register_tool(std::make_shared<NoopTool>());
+  AllowAllGatekeeper gate;
+  EngineCore engine({store->get(), &provider, nullptr, &tools, &gate, &clock, &ids}, EngineOptions{});
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, nlohmann::json> answers;  // submissionId -> the answer event's payload
+  bool turn_over = false;
+  auto subscription = engine.subscribe([&](const AgentEvent& event) {
+    if (event.type == "command.ack" || event.type == "command.rejected") {
+      std::lock_guard<std::mutex> guard(mu);
+      answers[event.payload.value("submissionId", "")] = event.payload;
+      cv.notify_all();
+    } else if (event.type == "turn.complete") {
+      std::lock_guard<std::mutex> guard(mu);
+      turn_over = true;
+      cv.notify_all();
+    }
+  });
+  auto call = [&](const std::string& submission, const std::string& method, nlohmann::json params) {
+    engine.submit(Op{method, "bench", submission, std::move(params)});
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return answers.contains(submission); });
+    return answers[submission];
+  };
+  const std::string thread = call("create", "thread.create", {})["result"]["threadId"];
+  const std::string turn =
+      call("submit", "turn.submit", {{"threadId", thread}, {"input", "go"}})["result"]["turnId"];
+
+  std::vector<double> latencies;
+  int n = 0;
+  int refused = 0;
+  for (auto _ : state) {
+    const std::string submission = "steer-" + std::to_string(++n);
+    const auto start = Clock::now();
+    nlohmann::json answer =
+        call(submission, "turn.steer",
+             {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "steer " + std::to_string(n)}});
+    latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (answer.contains("error")) ++refused;
+  }
+  call("stop", "turn.interrupt", {{"threadId", thread}});
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return turn_over; });
+  }
+  const double sync_p50 = percentile(syncs, 0.5);
+  state.counters["ack_p50_us"] = percentile(latencies, 0.5);
+  state.counters["ack_p99_us"] = percentile(latencies, 0.99);
+  state.counters["ack_max_us"] = percentile(latencies, 1.0);
+  state.counters["sync_p50_us"] = sync_p50;
+  state.counters["p99_in_syncs"] = sync_p50 > 0 ? percentile(latencies, 0.99) / sync_p50 : 0;
+  state.counters["refused"] = refused;
+}
+BENCHMARK(BM_SteerAckWhileTheTurnRuns)->Iterations(500)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace keel
+
+BENCHMARK_MAIN();
