@@ -173,6 +173,7 @@ EngineCore::Impl::~Impl() {
     std::lock_guard<std::mutex> guard(questions_mu_);
     questions_.clear();
   }
+  admissions_.join();  // their answers are posted to strands the io threads still run
   work_.reset();
   io_.stop();
   for (std::thread& thread : io_threads_) thread.join();
@@ -211,6 +212,11 @@ void EngineCore::Impl::submit(Op op) {
     return;
   }
   auto actor = actor_for(thread_id);
+  if (op.method == "turn.steer") {
+    // Not through the strand: the steer's admission is decided at the actor's gate, so it never waits
+    // for the turn's own writes (spec §3: a steer never blocks on the running turn, nor the turn on it).
+    return steer_turn(actor, op);
+  }
   asio::post(actor->strand,
              [this, actor, op = std::move(op)]() mutable { handle_on_actor(actor, std::move(op)); });
 }
@@ -234,7 +240,6 @@ void EngineCore::Impl::handle_engine_op(Op op) {
 void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op) {
   const std::string& method = op.method;
   if (method == "turn.submit") return submit_turn(actor, op);
-  if (method == "turn.steer") return steer_turn(actor, op);
   if (method == "turn.input") return route_input(actor, op);
   if (method == "turn.enqueue") return enqueue_input(actor, op);
   if (method == "queue.start") return start_queued(actor, op);
@@ -450,6 +455,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   });
   if (!outcome) return reject(op, thread_id, outcome.error());
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  if (!outcome->replayed && admitted) open_gate(actor, admitted->run);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !admitted) return;
   announce_turn(actor, *admitted);
@@ -488,6 +494,7 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
     return runs_.transition(tx, run.id, run.revision, RunState::kStreamingModel, update);
   });
   if (!resumed) return reject(op, thread_id, resumed.error());
+  open_gate(actor, *resumed);
   ack(op, thread_id, {{"turnId", resumed->turn_id}, {"runId", resumed->id}});
   publish("run.updated", thread_id,
           {{"runId", resumed->id}, {"state", to_string(resumed->state)}, {"revision", resumed->revision}});
@@ -503,6 +510,7 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   actor->active->turn_kind = run.turn_kind;
   CancellationToken cancel = actor->active->cancel.token();
   if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
+  open_gate(actor, run);
   enter_running();
   spawn_turn_runner(*this, actor, std::move(run), std::move(cancel));
   if (first_turn && deps_.task_provider != nullptr && options_.task_model) {
@@ -511,7 +519,12 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   }
 }
 
+void EngineCore::Impl::open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
+  actor->gate->open(run.turn_id, run.id, run.turn_kind, actor->strand);
+}
+
 void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
+  actor->gate->close();
   actor->active.reset();
   // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,
   // a failure or an uncertain pause the queue holds until the user resumes the run or starts it.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/admission_gate.h"
 #include "engine/async_inbox.h"
 #include "engine/engine_core.h"
 #include "engine/event_bus.h"
@@ -34,13 +36,6 @@ struct ActiveTurn {
   std::string run_id;
   std::string turn_kind = "user";
   CancellationSource cancel;
-  // Cleared by the runner, on the strand, in the same step in which it commits the turn's end: from then on
-  // a steer is refused with turn.ended (enqueue instead). Admission and this decision are linearized by
-  // the strand, so a steer is either in the turn or refused (spec §3).
-  bool steerable = true;
-  // Set by each admission, cleared by the cutoff that takes the admitted steers: spares the cutoff a read
-  // when nothing was admitted. True at start, so a resumed or recovered run reads its pending set once.
-  bool steers_admitted = true;
 };
 
 // Owns one thread's serial execution. Every member is touched only on `strand`.
@@ -51,6 +46,8 @@ class ThreadActor {
   Strand strand;
   SessionContextBuilder context;
   std::optional<ActiveTurn> active;
+  // Shared with steer admissions, which do not run on the strand.
+  std::shared_ptr<AdmissionGate> gate = std::make_shared<AdmissionGate>();
 };
 
 // Scheduler on an io_context: each task is a steady_timer on its own strand.
@@ -141,11 +138,22 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   void enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
                      nlohmann::json result_extra = nlohmann::json::object());
   void start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // Admits a steer for `expected_turn_id` in the caller's transaction (spec §3); the ACK's result.
-  Result<nlohmann::json> admit_steer(Transaction& tx, const std::shared_ptr<ThreadActor>& actor,
-                                     const std::string& expected_turn_id,
-                                     const std::vector<ContentBlock>& content,
-                                     const nlohmann::json& attachments);
+  // A steer's admission (spec §3). Decided on the strand: whether the turn can take it (and, if so, a
+  // ticket the runner's cutoff waits for). Then its command transaction runs on the admissions thread,
+  // concurrently with the turn's own writes, and the answer goes out on the strand after the commit.
+  struct SteerRequest {
+    Op op;
+    CommandTransactionContext context;
+    std::string expected_turn_id;
+    std::vector<ContentBlock> content;
+    nlohmann::json attachments;
+    nlohmann::json result_extra;
+  };
+  // Any thread; the transaction runs on the admissions thread.
+  void begin_admission(const std::shared_ptr<ThreadActor>& actor, SteerRequest request);
+  // Opens the actor's gate for `run` (before the turn's ACK goes out, so a steer sent on that ACK finds
+  // the turn).
+  void open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
   // After a turn that ended normally: starts the thread's next queued input, if any.
   void advance_queue(const std::shared_ptr<ThreadActor>& actor);
   void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op);
@@ -166,6 +174,9 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   EventBus bus_;
 
   boost::asio::io_context io_;
+  // Steer admissions' transactions run here, so they commit while the turn's runner waits for its own
+  // commits, and the store's group commit can make both durable with one sync.
+  boost::asio::thread_pool admissions_{1};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   AsioScheduler scheduler_{io_};
   Strand control_;  // engine-wide ops (thread.create, thread.list, interaction answers)

@@ -22,56 +22,76 @@ void merge_into(json& result, const json& extra) {
 
 }  // namespace
 
-Result<json> EngineCore::Impl::admit_steer(Transaction& tx, const std::shared_ptr<ThreadActor>& actor,
-                                           const std::string& expected_turn_id,
-                                           const std::vector<ContentBlock>& content,
-                                           const json& attachments) {
-  const std::optional<ActiveTurn>& active = actor->active;
-  if (!active || active->turn_id != expected_turn_id) {
-    if (active) {
-      return fail(codes::kSteerTurnMismatch, "turn " + expected_turn_id + " is not the running turn (" +
-                                                 active->turn_id + "); nothing was admitted");
-    }
-    for (const RunRecord& run : KEEL_TRY(runs_.list_by_thread(tx, actor->thread_id))) {
-      if (run.turn_id == expected_turn_id) {
-        return fail(codes::kTurnEnded, "turn " + expected_turn_id + " has ended (" +
-                                           std::string(to_string(run.state)) +
-                                           "); enqueue the input to run it as the next turn");
+void EngineCore::Impl::begin_admission(const std::shared_ptr<ThreadActor>& actor, SteerRequest request) {
+  auto shared = std::make_shared<SteerRequest>(std::move(request));
+  boost::asio::post(admissions_, [this, actor, shared] {
+    const SteerRequest& r = *shared;
+    const std::string& thread_id = actor->thread_id;
+    // Atomic with the runner's decision that the turn is over (AdmissionGate): a ticket, or a refusal.
+    const AdmissionGate::Decision decision = actor->gate->try_admit(r.expected_turn_id);
+    using Refusal = AdmissionGate::Refusal;
+    auto outcome = run_command(store(), *deps_.clock, r.context, [&](Transaction& tx) -> Result<json> {
+      switch (decision.refusal) {
+        case Refusal::kOtherTurnRunning:
+          return fail(codes::kSteerTurnMismatch, "turn " + r.expected_turn_id + " is not the running turn (" +
+                                                     decision.running_turn_id + "); nothing was admitted");
+        case Refusal::kNoTurnRunning:
+          for (const RunRecord& run : KEEL_TRY(runs_.list_by_thread(tx, thread_id))) {
+            if (run.turn_id == r.expected_turn_id) {
+              return fail(codes::kTurnEnded, "turn " + r.expected_turn_id + " has ended (" +
+                                                 std::string(to_string(run.state)) +
+                                                 "); enqueue the input to run it as the next turn");
+            }
+          }
+          return fail(codes::kSteerTurnMismatch, "thread " + thread_id + " has no turn " +
+                                                     r.expected_turn_id + "; nothing was admitted");
+        case Refusal::kEnding:
+          return fail(codes::kTurnEnded, "turn " + r.expected_turn_id +
+                                             " is ending; enqueue the input to run it as the next turn");
+        case Refusal::kNotSteerable:
+          return fail(codes::kRunNotSteerable, "a " + decision.turn_kind + " turn cannot be steered");
+        case Refusal::kNone:
+          break;
       }
-    }
-    return fail(codes::kSteerTurnMismatch,
-                "thread " + actor->thread_id + " has no turn " + expected_turn_id + "; nothing was admitted");
-  }
-  if (!active->steerable) {
-    return fail(codes::kTurnEnded,
-                "turn " + expected_turn_id + " is ending; enqueue the input to run it as the next turn");
-  }
-  if (active->turn_kind != "user") {
-    return fail(codes::kRunNotSteerable, "a " + active->turn_kind + " turn cannot be steered");
-  }
-  // Attachment refs point at nodes or runs that exist; they are kept with the steer and its message.
-  for (const json& ref : attachments) {
-    const bool is_node = ref.contains("nodeId");
-    const std::string id = ref[is_node ? "nodeId" : "runId"].get<std::string>();
-    std::optional<Error> missing;
-    if (is_node) {
-      if (auto node = threads_.get_node(tx, id); !node) missing = node.error();
+      // Attachment refs point at nodes or runs that exist; they are kept with the steer and its message.
+      for (const json& ref : r.attachments) {
+        const bool is_node = ref.contains("nodeId");
+        const std::string id = ref[is_node ? "nodeId" : "runId"].get<std::string>();
+        std::optional<Error> missing;
+        if (is_node) {
+          if (auto node = threads_.get_node(tx, id); !node) missing = node.error();
+        } else {
+          if (auto run = runs_.get(tx, id); !run) missing = run.error();
+        }
+        if (missing) {
+          if (missing->code() != codes::kNodeNotFound && missing->code() != codes::kRunNotFound)
+            return fail(*missing);
+          return fail(codes::kAttachmentNotFound,
+                      std::string("attachment ") + (is_node ? "node " : "run ") + id + " does not exist");
+        }
+      }
+      SteerRecord steer = KEEL_TRY(runs_.admit_steer(tx, decision.run_id, deps_.ids->next_id(),
+                                                     content_to_json(r.content), r.attachments));
+      json result = {{"steerId", steer.id},
+                     {"turnId", r.expected_turn_id},
+                     {"runId", steer.run_id},
+                     {"admissionSeq", steer.admission_seq}};
+      for (auto& [key, value] : r.result_extra.items()) result[key] = value;
+      return result;
+    });
+    // The answer goes out only now, after the commit, and before the ticket is answered: the runner, which
+    // waits for the ticket, publishes turn.complete only after it.
+    if (!outcome) {
+      reject(r.op, thread_id, outcome.error());
+    } else if (!outcome->outcome.accepted) {
+      reject(r.op, thread_id, *outcome->outcome.rejection);
     } else {
-      if (auto run = runs_.get(tx, id); !run) missing = run.error();
+      ack(r.op, thread_id, outcome->outcome.result, outcome->replayed);
     }
-    if (missing) {
-      if (missing->code() != codes::kNodeNotFound && missing->code() != codes::kRunNotFound)
-        return fail(*missing);
-      return fail(codes::kAttachmentNotFound,
-                  std::string("attachment ") + (is_node ? "node " : "run ") + id + " does not exist");
+    if (decision.refusal == Refusal::kNone) {
+      actor->gate->answer(decision.generation, outcome && outcome->outcome.accepted && !outcome->replayed);
     }
-  }
-  SteerRecord steer = KEEL_TRY(
-      runs_.admit_steer(tx, active->run_id, deps_.ids->next_id(), content_to_json(content), attachments));
-  return json{{"steerId", steer.id},
-              {"turnId", expected_turn_id},
-              {"runId", steer.run_id},
-              {"admissionSeq", steer.admission_seq}};
+  });
 }
 
 namespace {
@@ -108,14 +128,8 @@ void EngineCore::Impl::steer_turn(const std::shared_ptr<ThreadActor>& actor, con
   if (!attachments) return reject(op, thread_id, attachments.error());
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
-  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) {
-    return admit_steer(tx, actor, expected.get<std::string>(), *content, *attachments);
-  });
-  if (!outcome) return reject(op, thread_id, outcome.error());
-  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  // The ACK goes out only now, after the commit.
-  if (!outcome->replayed && actor->active) actor->active->steers_admitted = true;
-  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  begin_admission(actor, SteerRequest{op, std::move(*context), expected.get<std::string>(),
+                                      std::move(*content), std::move(*attachments), json::object()});
 }
 
 void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
@@ -140,9 +154,10 @@ void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, 
 void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
   if (!actor->active) return submit_turn(actor, op, {{"action", "started"}});
-  if (!actor->active->steerable || actor->active->turn_kind != "user") {
-    const std::string reason = actor->active->steerable ? "this turn cannot be steered; the input runs next"
-                                                        : "the turn is ending; the input runs next";
+  const bool steerable = actor->gate->steerable();
+  if (!steerable || actor->active->turn_kind != "user") {
+    const std::string reason = steerable ? "this turn cannot be steered; the input runs next"
+                                         : "the turn is ending; the input runs next";
     return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});
   }
   auto content = turn_input(op.params.value("input", json()));
@@ -151,16 +166,12 @@ void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, co
   if (!attachments) return reject(op, thread_id, attachments.error());
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
-  const std::string turn_id = actor->active->turn_id;
-  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
-    json result = KEEL_TRY(admit_steer(tx, actor, turn_id, *content, *attachments));
-    result["action"] = "steered";
-    return result;
-  });
-  if (!outcome) return reject(op, thread_id, outcome.error());
-  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  if (!outcome->replayed && actor->active) actor->active->steers_admitted = true;
-  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  begin_admission(actor, SteerRequest{op,
+                                      std::move(*context),
+                                      actor->active->turn_id,
+                                      std::move(*content),
+                                      std::move(*attachments),
+                                      {{"action", "steered"}}});
 }
 
 void EngineCore::Impl::start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
@@ -181,6 +192,7 @@ void EngineCore::Impl::start_queued(const std::shared_ptr<ThreadActor>& actor, c
   });
   if (!outcome) return reject(op, thread_id, outcome.error());
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  if (!outcome->replayed && admitted) open_gate(actor, admitted->run);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !admitted) return;
   publish_queue(thread_id);

@@ -192,12 +192,17 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // admission order (the cutoff: everything admitted before this transaction), and marks them taken.
   Result<void> materialize_steers(Transaction& tx, std::vector<NodeRecord>& out);
   // The turn's end is committed: a steer from now on is refused with turn.ended.
-  void stop_admitting() {
-    if (actor_->active) actor_->active->steerable = false;
-  }
+  uint64_t stop_admitting() { return actor_->gate->stop(); }
 
-  void finish_failed(const Error& error, std::optional<NewNode> assistant = std::nullopt);
-  void finish_interrupted(std::string partial_text, std::optional<std::string> in_flight_call_id);
+  // Waits until the admissions holding tickets up to `ticket` have answered (later ones do not delay it).
+  // Costs nothing when they all have.
+  asio::awaitable<void> wait_admissions(uint64_t ticket);
+
+  // Each stops admitting, waits for the admissions already initiated, then writes the terminal state with
+  // every ACKed steer materialized (spec §3, early end).
+  asio::awaitable<void> finish_failed(Error error, std::optional<NewNode> assistant = std::nullopt);
+  asio::awaitable<void> finish_interrupted(std::string partial_text,
+                                           std::optional<std::string> in_flight_call_id);
   void report_unpersisted(const Error& error);
   void publish_nodes(const std::vector<NodeRecord>& nodes) {
     for (const NodeRecord& node : nodes) {
@@ -361,12 +366,14 @@ asio::awaitable<void> TurnRunner::run() {
 
 asio::awaitable<bool> TurnRunner::step() {
   if (cancel_.is_cancelled()) {
-    finish_interrupted("", std::nullopt);
+    co_await finish_interrupted("", std::nullopt);
     co_return false;
   }
   // §1 token budget: checked before each request, so a paused run resumes with a fresh request.
   const TokenUsage used = usage_from_json(run_.usage);
   if (run_.budget_tokens && used.total() >= *run_.budget_tokens) {
+    const uint64_t initiated = stop_admitting();
+    if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
     auto paused =
         engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
           // Steers admitted before the pause go into the history now, so a new turn started instead of a
@@ -384,7 +391,6 @@ asio::awaitable<bool> TurnRunner::step() {
       co_return false;
     }
     run_ = paused->second;
-    stop_admitting();
     follow(paused->first);
     publish_nodes(paused->first);
     publish_run();
@@ -394,8 +400,9 @@ asio::awaitable<bool> TurnRunner::step() {
 
   // Spec §3's cutoff: the steers admitted so far go onto the leaf, in admission order, exactly once per
   // request and before its context is built; a steer admitted later waits for the next request.
-  if (actor_->active && actor_->active->steers_admitted) {
-    actor_->active->steers_admitted = false;
+  const uint64_t initiated = actor_->gate->started();  // the cutoff's one synchronous point
+  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
+  if (actor_->gate->take_admitted()) {
     auto taken = engine_.write([&](Transaction& tx) -> Result<std::vector<NodeRecord>> {
       std::vector<NodeRecord> nodes;
       KEEL_TRY(materialize_steers(tx, nodes));
@@ -410,7 +417,7 @@ asio::awaitable<bool> TurnRunner::step() {
   }
   auto request = build_request();
   if (!request) {
-    finish_failed(request.error());
+    co_await finish_failed(request.error());
     co_return false;
   }
 
@@ -433,7 +440,7 @@ asio::awaitable<bool> TurnRunner::step() {
     flush_events();
     LoopInput input = co_await inbox->next();
     if (std::holds_alternative<Interrupted>(input)) {
-      finish_interrupted(assembler.partial_text(), std::nullopt);
+      co_await finish_interrupted(assembler.partial_text(), std::nullopt);
       co_return false;
     }
     if (auto* done = std::get_if<StreamDone>(&input)) {
@@ -455,13 +462,13 @@ asio::awaitable<bool> TurnRunner::step() {
   }
   if (stream_error) {
     if (stream_error->code() == codes::kCancelled && cancel_.is_cancelled()) {
-      finish_interrupted(assembler.partial_text(), std::nullopt);
+      co_await finish_interrupted(assembler.partial_text(), std::nullopt);
       co_return false;
     }
     Error error = stream_error->code().starts_with("provider.") || stream_error->code() == codes::kCancelled
                       ? *stream_error
                       : Error(codes::kProviderFailed, stream_error->to_string(), stream_error->retryable());
-    finish_failed(error);
+    co_await finish_failed(error);
     co_return false;
   }
   auto response = assembler.finish();
@@ -477,7 +484,7 @@ asio::awaitable<bool> TurnRunner::step() {
       (*encoded)["protocolError"] = response.error().message();
       node = make_node(assistant_id, thread_id(), run_.id, NodeKind::kAssistantMessage, std::move(*encoded));
     }
-    finish_failed(response.error(), std::move(node));
+    co_await finish_failed(response.error(), std::move(node));
     co_return false;
   }
 
@@ -486,13 +493,19 @@ asio::awaitable<bool> TurnRunner::step() {
   const TokenUsage total = add(used, step_usage);
   // With tools off (the breaker), this reply is the last whatever it asks for.
   const bool last_reply = calls.empty() || tools_off_;
-  // Spec §3, the turn-end race: the reply would end the turn, but steers were admitted since the last
-  // cutoff, so the turn makes one more request instead. Admissions run on this strand too, so none can
-  // come between this check and the commit below; once it is committed the turn stops admitting.
-  const bool steers_waiting = actor_->active && actor_->active->steers_admitted;
+  // Spec §3, the turn-end race: the reply would end the turn. Stop admitting, then wait for the
+  // admissions already initiated; if steers were admitted since the last cutoff, the turn makes one more
+  // request instead (and admits again). Whether a steer is admissible is decided on this strand, so none
+  // can slip in between this decision and the commit below.
+  if (last_reply) {
+    const uint64_t ending_at = stop_admitting();
+    if (!actor_->gate->answered(ending_at)) co_await wait_admissions(ending_at);
+  }
+  const bool steers_waiting = actor_->gate->admitted_since_cutoff();
   const bool cut_short =
       response->stop_reason == StopReason::kMaxTokens || response->stop_reason == StopReason::kContentFilter;
   const bool final = last_reply && !(steers_waiting && !cut_short);
+  if (last_reply && !final) actor_->gate->reopen();
   const bool runs_tools = !calls.empty() && !tools_off_;
   AssistantMessageBody body{.content = response->content,
                             .stop_reason = assistant_reason(response->stop_reason),
@@ -500,7 +513,7 @@ asio::awaitable<bool> TurnRunner::step() {
                             .usage = usage_json(step_usage)};
   auto encoded = encode_assistant_message(body);
   if (!encoded) {
-    finish_failed(encoded.error());
+    co_await finish_failed(encoded.error());
     co_return false;
   }
   struct Written {
@@ -550,7 +563,6 @@ asio::awaitable<bool> TurnRunner::step() {
     co_return false;
   }
   run_ = written->run;
-  if (final) stop_admitting();
   if (runs_tools) unanswered_ = calls;
   follow(written->assistant);
   follow(written->extra);
@@ -594,7 +606,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after) {
   const RegisteredTool* tool = nullptr;
   ToolTarget target;
   if (cancel_.is_cancelled()) {
-    finish_interrupted("", std::nullopt);
+    co_await finish_interrupted("", std::nullopt);
     co_return false;
   }
   if (tools_off_) {
@@ -703,7 +715,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after) {
     flush_events();
     LoopInput input = co_await inbox->next();
     if (std::holds_alternative<Interrupted>(input)) {
-      finish_interrupted("", call.tool_call_id);
+      co_await finish_interrupted("", call.tool_call_id);
       co_return false;
     }
     if (auto* progress = std::get_if<ToolProgress>(&input)) {
@@ -744,7 +756,18 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after) {
   co_return true;
 }
 
-void TurnRunner::finish_failed(const Error& error, std::optional<NewNode> assistant) {
+asio::awaitable<void> TurnRunner::wait_admissions(uint64_t ticket) {
+  for (;;) {
+    if (actor_->gate->answered(ticket)) break;
+    flush_events();
+    std::shared_ptr<AsyncInbox<uint64_t>> reports = actor_->gate->reports();
+    co_await reports->next();
+  }
+}
+
+asio::awaitable<void> TurnRunner::finish_failed(Error error, std::optional<NewNode> assistant) {
+  const uint64_t initiated = stop_admitting();
+  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
   auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
     std::vector<NodeRecord> nodes;
     if (assistant) nodes.push_back(KEEL_TRY(engine_.threads().append(tx, std::move(*assistant))));
@@ -757,16 +780,21 @@ void TurnRunner::finish_failed(const Error& error, std::optional<NewNode> assist
     RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kFailed, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
-  if (!written) return report_unpersisted(written.error());
+  if (!written) {
+    report_unpersisted(written.error());
+    co_return;
+  }
   run_ = written->second;
   unanswered_.clear();
-  stop_admitting();
   publish_nodes(written->first);
   publish_run();
   complete_turn("error", {{"error", error_json(error)}});
 }
 
-void TurnRunner::finish_interrupted(std::string partial_text, std::optional<std::string> in_flight_call_id) {
+asio::awaitable<void> TurnRunner::finish_interrupted(std::string partial_text,
+                                                     std::optional<std::string> in_flight_call_id) {
+  const uint64_t initiated = stop_admitting();
+  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
   auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
     std::vector<NodeRecord> nodes;
     if (!partial_text.empty()) {
@@ -793,10 +821,12 @@ void TurnRunner::finish_interrupted(std::string partial_text, std::optional<std:
         KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kInterrupted, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
-  if (!written) return report_unpersisted(written.error());
+  if (!written) {
+    report_unpersisted(written.error());
+    co_return;
+  }
   run_ = written->second;
   unanswered_.clear();
-  stop_admitting();
   publish_nodes(written->first);
   publish_run();
   complete_turn("interrupted");

@@ -1,0 +1,152 @@
+// engine/admission_gate.h — whether a thread's running turn takes steers, shared by the turn's runner (on
+// the thread's strand) and steer admissions (on the admissions thread).
+//
+// Spec §3 asks that admitting a steer and deciding that the turn is over be linearized, without making a
+// steer wait for the turn's own writes. The gate does it with one mutex: an admission checks the turn and
+// takes a ticket in one step (try_admit); the runner stops admitting in one step (stop). A steer therefore
+// either holds a ticket taken before the stop, and the runner waits for its answer (all_answered /
+// answered) before it decides, or it is refused. Each answer wakes the runner through `reports`.
+//
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "engine/async_inbox.h"
+
+namespace keel {
+
+class AdmissionGate {
+ public:
+  enum class Refusal { kNone, kOtherTurnRunning, kNoTurnRunning, kEnding, kNotSteerable };
+
+  // What try_admit() decided, and what the admission needs to know about the turn.
+  struct Decision {
+    Refusal refusal = Refusal::kNone;
+    std::string running_turn_id;  // "" when no turn runs
+    std::string run_id;
+    std::string turn_kind;
+    uint64_t generation = 0;  // which turn's ticket this is
+  };
+
+  // A turn starts (its runner is about to run): steers for `turn_id` are admitted from now on.
+  void open(std::string turn_id, std::string run_id, std::string turn_kind, Strand strand) {
+    std::lock_guard<std::mutex> guard(mu_);
+    turn_id_ = std::move(turn_id);
+    run_id_ = std::move(run_id);
+    turn_kind_ = std::move(turn_kind);
+    steerable_ = true;
+    steers_admitted_ = true;  // a resumed or recovered run reads its stored pending set once
+    started_ = finished_ = 0;
+    ++generation_;
+    reports_ = std::make_shared<AsyncInbox<uint64_t>>(std::move(strand));
+  }
+  // The turn's coroutine has ended.
+  void close() {
+    std::lock_guard<std::mutex> guard(mu_);
+    turn_id_.reset();
+    steerable_ = false;
+  }
+
+  // ---- the admission side ----
+
+  // Decides, atomically with stop(), whether a steer for `expected_turn_id` may enter; when it may, a
+  // ticket is taken and answer() must follow.
+  Decision try_admit(const std::string& expected_turn_id) {
+    std::lock_guard<std::mutex> guard(mu_);
+    Decision d;
+    d.generation = generation_;
+    if (turn_id_) {
+      d.running_turn_id = *turn_id_;
+      d.run_id = run_id_;
+      d.turn_kind = turn_kind_;
+    }
+    if (!turn_id_) {
+      d.refusal = Refusal::kNoTurnRunning;
+    } else if (*turn_id_ != expected_turn_id) {
+      d.refusal = Refusal::kOtherTurnRunning;
+    } else if (!steerable_) {
+      d.refusal = Refusal::kEnding;
+    } else if (turn_kind_ != "user") {
+      d.refusal = Refusal::kNotSteerable;
+    } else {
+      ++started_;
+    }
+    return d;
+  }
+  // The ticket's transaction has ended; `admitted` when it committed a new steer. An answer for a turn
+  // that is no longer the gate's (it ended without waiting, after a store failure) changes nothing.
+  void answer(uint64_t generation, bool admitted) {
+    std::shared_ptr<AsyncInbox<uint64_t>> reports;
+    uint64_t finished = 0;
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (generation != generation_) return;
+      finished = ++finished_;
+      if (admitted) steers_admitted_ = true;
+      reports = reports_;
+    }
+    if (reports) reports->push(finished);
+  }
+
+  // ---- the runner's side ----
+
+  // The turn stops admitting: from now on a steer is refused with turn.ended. Returns the tickets taken
+  // until now, which the runner waits for.
+  uint64_t stop() {
+    std::lock_guard<std::mutex> guard(mu_);
+    steerable_ = false;
+    return started_;
+  }
+  // The turn goes on after all (steers came in while it was deciding): it admits again.
+  void reopen() {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (turn_id_) steerable_ = true;
+  }
+  // Tickets taken until now.
+  uint64_t started() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return started_;
+  }
+  // Whether every ticket up to `ticket` has been answered.
+  bool answered(uint64_t ticket) const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return finished_ >= ticket;
+  }
+  // Whether steers were admitted since the last take_admitted(); clears the flag.
+  bool take_admitted() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return std::exchange(steers_admitted_, false);
+  }
+  bool admitted_since_cutoff() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return steers_admitted_;
+  }
+  std::shared_ptr<AsyncInbox<uint64_t>> reports() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return reports_;
+  }
+  bool steerable() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return steerable_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::optional<std::string> turn_id_;
+  std::string run_id_;
+  std::string turn_kind_;
+  bool steerable_ = false;
+  bool steers_admitted_ = false;
+  uint64_t started_ = 0;
+  uint64_t finished_ = 0;
+  uint64_t generation_ = 0;
+  std::shared_ptr<AsyncInbox<uint64_t>> reports_;
+};
+
+}  // namespace keel
