@@ -137,6 +137,7 @@ struct StoreStats {
   uint64_t commits = 0;    // write transactions committed durably
   uint64_t syncs = 0;      // backend syncs (group commits) that made them durable
   uint64_t rollbacks = 0;  // write transactions rolled back
+  uint64_t sync_micros = 0;  // time spent in those syncs (the backend's COMMIT), in µs
 };
 
 class Store {

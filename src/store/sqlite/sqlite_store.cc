@@ -31,6 +31,7 @@
 #include "keel/error_codes.h"
 #include "keel/store.h"
 #include "store/schema.h"
+#include "store/sqlite/checkpointer.h"
 #include "store/sqlite/fifo_mutex.h"
 #include "store/sqlite/sqlite_connection.h"
 #include "util/fail_points.h"
@@ -104,6 +105,7 @@ class SqliteStore final : public Store {
  public:
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
   ~SqliteStore() override {
+    checkpointer_.reset();
     if (writer_ != nullptr && outer_open_) (void)writer_->exec("ROLLBACK");
   }
 
@@ -145,6 +147,12 @@ class SqliteStore final : public Store {
     }
     KEEL_TRY(migrate(version));
     schema_version_ = current_schema_version();
+    // Checkpoints run on their own thread and connection (checkpointer.h), never inside a writer's COMMIT.
+    // The pragma clears SQLite's own WAL hook, so ours is installed after it.
+    KEEL_TRY(writer_->exec("PRAGMA wal_autocheckpoint=0"));
+    checkpointer_ = std::make_unique<sqlite::Checkpointer>(KEEL_TRY(Connection::open(
+        options_.path, Connection::Access::kReadWrite, options_.busy_timeout_ms, options_.max_value_bytes)));
+    sqlite3_wal_hook(writer_->handle(), &SqliteStore::after_wal_commit, this);
     return {};
   }
 
@@ -155,7 +163,9 @@ class SqliteStore final : public Store {
     return tx;
   }
 
-  StoreStats stats() const override { return StoreStats{commits_.load(), syncs_.load(), rollbacks_.load()}; }
+  StoreStats stats() const override {
+    return StoreStats{commits_.load(), syncs_.load(), rollbacks_.load(), sync_micros_.load()};
+  }
   int schema_version() const override { return schema_version_; }
   std::string_view backend() const override { return "sqlite"; }
   bool poisoned() const override { return poisoned_.load(); }
@@ -341,10 +351,14 @@ class SqliteStore final : public Store {
   Result<uint64_t> sync_open_epoch() {
     std::lock_guard<sqlite::FifoMutex> writer(writer_mu_);
     if (!outer_open_) return open_epoch_ - 1;
+    const auto started = std::chrono::steady_clock::now();
     auto committed = [&]() -> Result<void> {
       KEEL_TRY(hit("store.sync.before"));
       return writer_->control("COMMIT");
     }();
+    sync_micros_.fetch_add(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+            .count()));
     if (!committed) {
       if (!writer_->in_autocommit()) (void)writer_->control("ROLLBACK");
       outer_open_ = false;
@@ -363,8 +377,17 @@ class SqliteStore final : public Store {
   int schema_version_ = 0;
 
   // The writer. Everything in this group is guarded by writer_mu_.
+  // SQLite's WAL hook on the writer: runs after each commit with the WAL's frame count.
+  static int after_wal_commit(void* self, sqlite3*, const char*, int frames) {
+    auto* store = static_cast<SqliteStore*>(self);
+    if (frames >= sqlite::Checkpointer::kFramesBeforeCheckpoint && store->checkpointer_)
+      store->checkpointer_->request();
+    return SQLITE_OK;
+  }
+
   sqlite::FifoMutex writer_mu_;
   std::unique_ptr<Connection> writer_;
+  std::unique_ptr<sqlite::Checkpointer> checkpointer_;  // after writer_: destroyed before it closes
   bool outer_open_ = false;
   uint64_t open_epoch_ = 1;
   uint64_t released_in_epoch_ = 0;
@@ -385,6 +408,7 @@ class SqliteStore final : public Store {
 
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> syncs_{0};
+  std::atomic<uint64_t> sync_micros_{0};
   std::atomic<uint64_t> rollbacks_{0};
 };
 
