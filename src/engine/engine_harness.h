@@ -22,6 +22,7 @@
 #include "testing/sequential_ids.h"
 #include "testing/temp_dir.h"
 #include "transport/direct_transport.h"
+#include "util/fail_points.h"
 
 namespace keel::testing {
 
@@ -107,13 +108,15 @@ struct HarnessOptions {
   EngineOptions engine;
   Synchronous synchronous = Synchronous::kOff;
   Gatekeeper* gatekeeper = nullptr;  // default: allow all
+  FailPoints* fail_points = nullptr;  // passed to the store
   bool with_task_provider = false;
 };
 
 class EngineHarness {
  public:
   explicit EngineHarness(HarnessOptions options = {}) : options_(std::move(options)) {
-    auto store = open_sqlite_store({.path = dir.file("keel.db"), .synchronous = options_.synchronous});
+    auto store = open_sqlite_store(
+        {.path = dir.file("keel.db"), .synchronous = options_.synchronous, .fail_points = options_.fail_points});
     EXPECT_TRUE(store) << store.error().to_string();
     store_ = std::move(store).value();
     register_test_tools();

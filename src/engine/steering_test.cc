@@ -159,6 +159,7 @@ TEST(SteeringTest, ASteerAtEachPointOfTheFinalReplyIsEitherAnsweredOrRefusedNeve
     h.provider.push(std::move(final_reply));
     h.provider.push(ScriptedResponse::text("answering the steer"));
     const std::string turn = turn_of(h.request("turn.submit", {{"threadId", thread}, {"input", "go"}}));
+    ASSERT_TRUE(h.provider.wait_held(1)) << "the request is out before the steer is sent";
     for (int part = 0; part < released_before_steer; ++part) {
       ASSERT_TRUE(h.provider.wait_held(1));
       ASSERT_TRUE(h.provider.release());
@@ -279,6 +280,29 @@ TEST(SteeringTest, BadSteersGetCodedAnswersAndChangeNothing) {
   EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"once", "see this"}));
   EXPECT_EQ(h.path(thread)[nodes + 2].body["attachments"], json::array({{{"nodeId", first_node}}}));
   h.request("turn.interrupt", {{"threadId", other}});
+}
+
+TEST(SteeringTest, ASteerWhoseTransactionFailsIsNeverAckedAndItsRetryIsAdmittedOnce) {
+  FailPoints fail_points;
+  testing::HarnessOptions options;
+  options.fail_points = &fail_points;
+  EngineHarness h(options);
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string turn =
+      start_held_turn(h, thread, ScriptedResponse::text("held"), {ScriptedResponse::text("done")});
+  const json params = {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "durable or nothing"}};
+  fail_points.arm("receipts.insert", FailPoints::Action::kError);
+  AgentEvent failed = h.request_as("flaky", "turn.steer", params);
+  EXPECT_EQ(failed.type, "command.rejected");
+  EXPECT_EQ(error_code(failed), codes::kFailPoint);
+  AgentEvent retried = h.request_as("flaky", "turn.steer", params);
+  ASSERT_EQ(retried.type, "command.ack") << retried.payload.dump();
+  EXPECT_EQ(retried.payload["replayed"], false) << "the failed attempt left no receipt";
+  EXPECT_EQ(retried.payload["result"]["admissionSeq"], 1) << "the failed attempt left no steer";
+  ASSERT_TRUE(h.provider.release());
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"durable or nothing"}));
 }
 
 TEST(SteeringTest, AnInterruptMaterializesAckedSteersBeforeTheTurnEnds) {

@@ -188,6 +188,15 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   Result<void> answer_unanswered(Transaction& tx, std::vector<NodeRecord>& out, const std::string& why,
                                  const std::optional<std::string>& in_flight);
 
+  // Whether the run's pending set holds a steer (a read: a turn's first cutoff checks the stored set once,
+  // and most often finds it empty).
+  bool has_pending_steers() {
+    auto tx = engine_.store().begin(TxMode::kRead);
+    if (!tx) return true;  // let the write report the store's trouble
+    auto pending = engine_.runs().pending_steers(**tx, run_.id);
+    (void)(*tx)->commit();
+    return !pending || !pending->empty();
+  }
   // Appends the run's admitted, not yet materialized steers onto the leaf as steered user messages, in
   // admission order (the cutoff: everything admitted before this transaction), and marks them taken.
   Result<void> materialize_steers(Transaction& tx, std::vector<NodeRecord>& out);
@@ -402,7 +411,7 @@ asio::awaitable<bool> TurnRunner::step() {
   // request and before its context is built; a steer admitted later waits for the next request.
   const uint64_t initiated = actor_->gate->started();  // the cutoff's one synchronous point
   if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
-  if (actor_->gate->take_admitted()) {
+  if (actor_->gate->take_admitted() && has_pending_steers()) {
     auto taken = engine_.write([&](Transaction& tx) -> Result<std::vector<NodeRecord>> {
       std::vector<NodeRecord> nodes;
       KEEL_TRY(materialize_steers(tx, nodes));

@@ -377,17 +377,25 @@ class SqliteStore final : public Store {
   int schema_version_ = 0;
 
   // The writer. Everything in this group is guarded by writer_mu_.
-  // SQLite's WAL hook on the writer: runs after each commit with the WAL's frame count.
+  // SQLite's WAL hook on the writer (so under writer_mu_): runs after each commit with the WAL's frame
+  // count, which falls back when SQLite restarts the WAL after a complete checkpoint. A checkpoint is
+  // requested each time the WAL has grown by the threshold since the last request, not after every commit
+  // of a long WAL.
   static int after_wal_commit(void* self, sqlite3*, const char*, int frames) {
     auto* store = static_cast<SqliteStore*>(self);
-    if (frames >= sqlite::Checkpointer::kFramesBeforeCheckpoint && store->checkpointer_)
+    if (frames < store->wal_frames_at_request_) store->wal_frames_at_request_ = 0;
+    if (frames - store->wal_frames_at_request_ >= sqlite::Checkpointer::kFramesBeforeCheckpoint &&
+        store->checkpointer_) {
+      store->wal_frames_at_request_ = frames;
       store->checkpointer_->request();
+    }
     return SQLITE_OK;
   }
 
   sqlite::FifoMutex writer_mu_;
   std::unique_ptr<Connection> writer_;
   std::unique_ptr<sqlite::Checkpointer> checkpointer_;  // after writer_: destroyed before it closes
+  int wal_frames_at_request_ = 0;                       // guarded by writer_mu_ (see after_wal_commit)
   bool outer_open_ = false;
   uint64_t open_epoch_ = 1;
   uint64_t released_in_epoch_ = 0;
