@@ -156,6 +156,9 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   void open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
   // After a turn that ended normally: starts the thread's next queued input, if any.
   void advance_queue(const std::shared_ptr<ThreadActor>& actor);
+  // Whether an idle thread's queue runs by itself: its last run completed normally, or it has none. After
+  // an interrupt, a budget pause, a failure or an uncertain pause the queue holds.
+  bool queue_runs_on(const std::string& thread_id);
   void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   void interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   void answer_interaction(const Op& op);

@@ -148,7 +148,19 @@ void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, 
   if (!outcome) return reject(op, thread_id, outcome.error());
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
-  if (!outcome->replayed) publish_queue(thread_id);
+  if (outcome->replayed) return;
+  publish_queue(thread_id);
+  // Enqueued just after a turn ended normally (or on a thread that never ran one): the queue is not held,
+  // so the input runs now rather than waiting for a turn that will not come.
+  if (!actor->active && queue_runs_on(thread_id)) advance_queue(actor);
+}
+
+bool EngineCore::Impl::queue_runs_on(const std::string& thread_id) {
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return false;
+  auto latest = runs_.latest_for_thread(**tx, thread_id);
+  (void)(*tx)->commit();
+  return latest && (!*latest || (*latest)->state == RunState::kCompleted);
 }
 
 void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op) {

@@ -385,6 +385,20 @@ TEST(SteeringTest, AfterANormalEndTheNextQueuedInputStartsAtOnce) {
   EXPECT_TRUE(updates.back().payload["items"].empty()) << "the queue announced that it was taken";
 }
 
+TEST(SteeringTest, AnInputEnqueuedOnAnIdleThreadWhoseLastTurnEndedNormallyRunsAtOnce) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  h.provider.push(ScriptedResponse::text("first"));
+  h.provider.push(ScriptedResponse::text("second"));
+  h.run_turn(thread, "go");
+  ASSERT_EQ(h.request("turn.enqueue", {{"threadId", thread}, {"input", "late but not lost"}}).type,
+            "command.ack");
+  EXPECT_EQ(h.wait_complete(thread, 2).payload["stopReason"], "end");
+  EXPECT_EQ(h.path(thread).back().kind, NodeKind::kAssistantMessage);
+  EXPECT_EQ(h.log.of_type("turn.start").size(), 2u);
+}
+
 TEST(SteeringTest, AfterAnInterruptTheQueueHoldsUntilTheUserStartsIt) {
   EngineHarness h;
   h.start();
