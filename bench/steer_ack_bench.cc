@@ -176,6 +176,13 @@ void BM_SteerAckWhileTheTurnRuns(benchmark::State& state) {
                                  ? static_cast<double>(after.sync_micros - before.sync_micros) /
                                        static_cast<double>(after.syncs - before.syncs)
                                  : 0;
+  std::vector<uint64_t> loaded(StoreStats::kSyncBuckets);
+  for (size_t i = 0; i < loaded.size(); ++i) loaded[i] = after.sync_histogram[i] - before.sync_histogram[i];
+  const double loaded_p50 = sync_percentile(loaded, 0.5);
+  const double loaded_p99 = sync_percentile(loaded, 0.99);
+  state.counters["loaded_sync_p50_us"] = loaded_p50;
+  state.counters["loaded_sync_p99_us"] = loaded_p99;
+  state.counters["ack_p99_over_sync_p99"] = loaded_p99 > 0 ? percentile(latencies, 0.99) / loaded_p99 : 0;
   state.counters["loaded_sync_us"] = loaded_sync;
   state.counters["p99_in_loaded_syncs"] = loaded_sync > 0 ? percentile(latencies, 0.99) / loaded_sync : 0;
   state.counters["p50_in_loaded_syncs"] = loaded_sync > 0 ? percentile(latencies, 0.5) / loaded_sync : 0;

@@ -134,11 +134,20 @@ class Transaction {
 };
 
 struct StoreStats {
-  uint64_t commits = 0;    // write transactions committed durably
-  uint64_t syncs = 0;      // backend syncs (group commits) that made them durable
-  uint64_t rollbacks = 0;  // write transactions rolled back
+  uint64_t commits = 0;      // write transactions committed durably
+  uint64_t syncs = 0;        // backend syncs (group commits) that made them durable
+  uint64_t rollbacks = 0;    // write transactions rolled back
   uint64_t sync_micros = 0;  // time spent in those syncs (the backend's COMMIT), in µs
+  // How long syncs took: sync_histogram[i] counts syncs of [i, i+1) * kSyncBucketMicros µs; the last
+  // bucket also holds every longer one. Lets a benchmark compare latencies with syncs under its own load.
+  static constexpr uint64_t kSyncBucketMicros = 25;
+  static constexpr size_t kSyncBuckets = 400;  // up to 10 ms
+  std::vector<uint64_t> sync_histogram = std::vector<uint64_t>(kSyncBuckets, 0);
 };
+
+// The duration below which a `fraction` (0..1) of the syncs counted in `histogram` fell, in µs (the upper
+// edge of the bucket that reaches it); 0 when it counts none.
+double sync_percentile(const std::vector<uint64_t>& histogram, double fraction);
 
 class Store {
  public:

@@ -175,8 +175,26 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
 
   // Each returns false when the turn has ended (its terminal state written and published).
   asio::awaitable<bool> step();
-  // `more_after`: another call of the same response follows this one.
-  asio::awaitable<bool> run_call(PlannedCall call, bool more_after);
+  // What the engine decided about a call before running it: a result to give at once (unknown tool, bad
+  // arguments), a refusal, or the tool to run.
+  struct CallDecision {
+    std::optional<Error> immediate_error;
+    std::optional<std::string> refusal;
+    const RegisteredTool* tool = nullptr;
+    bool runs() const { return !immediate_error && !refusal; }
+    // Running it twice is not safe: that it was dispatched must be durable before it runs.
+    bool needs_dispatch_record() const {
+      return runs() && tool->descriptor->recovery != ToolRecovery::kRetrySafe;
+    }
+  };
+  CallDecision decide(const PlannedCall& call) const;
+  static json dispatch_record(const PlannedCall& call);
+
+  // `more_after`: another call of the same response follows this one. `decided`: the decision taken
+  // before the assistant message committed (the response's first call); `dispatch_recorded`: its
+  // dispatch committed with that message.
+  asio::awaitable<bool> run_call(PlannedCall call, bool more_after, std::optional<CallDecision> decided,
+                                 bool dispatch_recorded);
 
   // The tool_call node's body, with what the provider sent when it was replaced or unusable.
   static Result<json> tool_call_body(const PlannedCall& call, const std::string& assistant_node_id);
@@ -516,6 +534,11 @@ asio::awaitable<bool> TurnRunner::step() {
   const bool final = last_reply && !(steers_waiting && !cut_short);
   if (last_reply && !final) actor_->gate->reopen();
   const bool runs_tools = !calls.empty() && !tools_off_;
+  // The first call is decided now, so that when it must be recorded as dispatched before it runs, that
+  // record commits with the message that made the call: one sync fewer for a write.
+  std::optional<CallDecision> first_decision;
+  if (runs_tools && !final) first_decision = decide(calls.front());
+  const bool dispatch_first = first_decision && first_decision->needs_dispatch_record();
   AssistantMessageBody body{.content = response->content,
                             .stop_reason = assistant_reason(response->stop_reason),
                             .provider_stop_reason = response->provider_stop_reason,
@@ -555,6 +578,7 @@ asio::awaitable<bool> TurnRunner::step() {
     update.usage = usage_json(total);
     update.step_cursor = run_.step_cursor + 1;
     update.provider_stop_reason = response->provider_stop_reason;
+    if (dispatch_first) update.pending_tool = dispatch_record(calls.front());
     if (final) {
       update.stop_reason = std::string(to_string(response->stop_reason));
       // A reply cut short ends the turn even with steers waiting: they are materialized after it (an
@@ -598,47 +622,63 @@ asio::awaitable<bool> TurnRunner::step() {
   if (!runs_tools) co_return true;  // steers wait: the next request reads them
   for (size_t i = 0; i < calls.size(); ++i) {
     const bool more_after = i + 1 < calls.size();
-    const bool ran = co_await run_call(calls[i], more_after);
+    // The argument is built in a statement of its own: g++ 12 destroys a conditional-expression temporary
+    // passed to a coroutine twice.
+    std::optional<CallDecision> decided;
+    if (i == 0) decided = first_decision;
+    const bool ran = co_await run_call(calls[i], more_after, std::move(decided), i == 0 && dispatch_first);
     if (!ran) co_return false;
   }
   co_return true;
 }
 
-asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after) {
+TurnRunner::CallDecision TurnRunner::decide(const PlannedCall& call) const {
+  CallDecision d;
+  if (tools_off_) {
+    d.immediate_error = Error(codes::kToolFailed, "Not run: tools are disabled for the rest of this turn.");
+  } else if (call.argument_error) {
+    d.immediate_error = call.argument_error;
+  } else if ((d.tool = tools_->find(call.name)) == nullptr) {
+    std::string names;
+    for (const auto& [name, registered] : tools_->tools()) names += (names.empty() ? "" : ", ") + name;
+    d.immediate_error =
+        Error(codes::kToolUnknown, "There is no tool named '" + call.name +
+                                       "'. Available tools: " + (names.empty() ? "none" : names) + ".");
+  } else if (auto valid = d.tool->validator->validate(call.arguments); !valid) {
+    d.immediate_error = Error(valid.error().code(),
+                              "The arguments do not match the tool's schema: " + valid.error().message() +
+                                  ". Fix them and call again.");
+  } else if (auto resolved = d.tool->implementation->resolve_target(call.arguments); !resolved) {
+    d.immediate_error = resolved.error();
+  } else {
+    GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, *resolved};
+    GateVerdict verdict = engine_.deps().gatekeeper->check(gate);
+    if (verdict.kind == GateVerdict::Kind::kDeny) d.refusal = verdict.reason;
+  }
+  return d;
+}
+
+json TurnRunner::dispatch_record(const PlannedCall& call) {
+  return json{{"toolCallId", call.tool_call_id}, {"name", call.name}, {"nodeId", call.call_node_id}};
+}
+
+asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
+                                           std::optional<CallDecision> decided, bool dispatch_recorded) {
   const std::string& result_node_id = call.result_node_id;
   // The run's state once this call has its result.
   const RunState after = more_after ? RunState::kExecutingTool : RunState::kStreamingModel;
 
-  // Decide whether the call can run, before anything is written.
-  std::optional<Error> immediate_error;
-  std::optional<std::string> refusal;
-  const RegisteredTool* tool = nullptr;
-  ToolTarget target;
   if (cancel_.is_cancelled()) {
     co_await finish_interrupted("", std::nullopt);
     co_return false;
   }
-  if (tools_off_) {
-    immediate_error = Error(codes::kToolFailed, "Not run: tools are disabled for the rest of this turn.");
-  } else if (call.argument_error) {
-    immediate_error = call.argument_error;
-  } else if ((tool = tools_->find(call.name)) == nullptr) {
-    std::string names;
-    for (const auto& [name, registered] : tools_->tools()) names += (names.empty() ? "" : ", ") + name;
-    immediate_error =
-        Error(codes::kToolUnknown, "There is no tool named '" + call.name +
-                                       "'. Available tools: " + (names.empty() ? "none" : names) + ".");
-  } else if (auto valid = tool->validator->validate(call.arguments); !valid) {
-    immediate_error = Error(valid.error().code(), "The arguments do not match the tool's schema: " +
-                                                      valid.error().message() + ". Fix them and call again.");
-  } else if (auto resolved = tool->implementation->resolve_target(call.arguments); !resolved) {
-    immediate_error = resolved.error();
-  } else {
-    target = *resolved;
-    GateRequest gate{thread_id(), call.tool_call_id, tool->descriptor.get(), &call.arguments, target};
-    GateVerdict verdict = engine_.deps().gatekeeper->check(gate);
-    if (verdict.kind == GateVerdict::Kind::kDeny) refusal = verdict.reason;
-  }
+  // Whether the call can run, decided before anything is written (for a response's first call, before
+  // the assistant message was committed, so its dispatch could commit with it).
+  // Copies, not references: g++ 12 mishandles references to coroutine-frame locals across co_await.
+  CallDecision decision = decided ? std::move(*decided) : decide(call);
+  const std::optional<Error> immediate_error = decision.immediate_error;
+  const std::optional<std::string> refusal = decision.refusal;
+  const RegisteredTool* tool = decision.tool;
 
   auto append_notices = [&](Transaction& tx, const std::vector<std::string>& notices,
                             std::vector<NodeRecord>& out) -> Result<void> {
@@ -684,13 +724,12 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after) {
     co_return true;
   }
 
-  if (tool->descriptor->recovery != ToolRecovery::kRetrySafe) {
+  if (decision.needs_dispatch_record() && !dispatch_recorded) {
     // Running it twice is not safe: that it was dispatched commits before it runs, so recovery knows the
     // outcome may be unknown. A retry-safe call needs no such write; recovery runs it again.
     auto dispatched = engine_.write([&](Transaction& tx) -> Result<RunRecord> {
       RunUpdate update;
-      update.pending_tool =
-          json{{"toolCallId", call.tool_call_id}, {"name", call.name}, {"nodeId", call.call_node_id}};
+      update.pending_tool = dispatch_record(call);
       return engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kExecutingTool, update);
     });
     if (!dispatched) {

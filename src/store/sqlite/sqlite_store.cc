@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -164,7 +165,9 @@ class SqliteStore final : public Store {
   }
 
   StoreStats stats() const override {
-    return StoreStats{commits_.load(), syncs_.load(), rollbacks_.load(), sync_micros_.load()};
+    StoreStats stats{commits_.load(), syncs_.load(), rollbacks_.load(), sync_micros_.load()};
+    for (size_t i = 0; i < StoreStats::kSyncBuckets; ++i) stats.sync_histogram[i] = sync_histogram_[i].load();
+    return stats;
   }
   int schema_version() const override { return schema_version_; }
   std::string_view backend() const override { return "sqlite"; }
@@ -356,9 +359,12 @@ class SqliteStore final : public Store {
       KEEL_TRY(hit("store.sync.before"));
       return writer_->control("COMMIT");
     }();
-    sync_micros_.fetch_add(static_cast<uint64_t>(
+    const auto micros = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
-            .count()));
+            .count());
+    sync_micros_.fetch_add(micros);
+    sync_histogram_[std::min<uint64_t>(micros / StoreStats::kSyncBucketMicros, StoreStats::kSyncBuckets - 1)]
+        .fetch_add(1);
     if (!committed) {
       if (!writer_->in_autocommit()) (void)writer_->control("ROLLBACK");
       outer_open_ = false;
@@ -417,6 +423,7 @@ class SqliteStore final : public Store {
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> syncs_{0};
   std::atomic<uint64_t> sync_micros_{0};
+  std::array<std::atomic<uint64_t>, StoreStats::kSyncBuckets> sync_histogram_{};
   std::atomic<uint64_t> rollbacks_{0};
 };
 

@@ -842,6 +842,21 @@ TEST_F(SqliteStoreTest, ReopeningDoesNotMigrateAgain) {
   EXPECT_EQ(raw_pragma(options().path, "user_version"), current_schema_version());
 }
 
+TEST_F(SqliteStoreTest, StatsCountEverySyncAndHowLongItTook) {
+  auto store = open_or_die(options());
+  ASSERT_TRUE(store);
+  const StoreStats before = store->stats();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(put(*store, "k" + std::to_string(i), "v"));
+  const StoreStats after = store->stats();
+  EXPECT_EQ(after.syncs - before.syncs, 5u) << "one writer: one sync per commit";
+  uint64_t counted = 0;
+  for (size_t i = 0; i < StoreStats::kSyncBuckets; ++i)
+    counted += after.sync_histogram[i] - before.sync_histogram[i];
+  EXPECT_EQ(counted, 5u) << "every sync lands in one bucket";
+  EXPECT_GE(after.sync_micros, before.sync_micros);
+  EXPECT_GT(sync_percentile(after.sync_histogram, 0.5), 0);
+}
+
 TEST_F(SqliteStoreTest, ConcurrentOpensOfAFreshDatabaseMigrateItOnce) {
   // Two keel processes (here: threads with their own stores) starting on a new file at the same time: one
   // migrates, the other must notice and not apply the migration a second time.
