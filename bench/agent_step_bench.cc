@@ -1,8 +1,8 @@
 // The engine's own cost per tool step: a scripted provider that answers at once, a no-op tool, a real
-// SQLite store. One step = one model response with one tool call + the tool's execution. A retry-safe (read)
-// call costs two transactions: the assistant message with its tool_call, then the tool_result. A write
-// (never-retry) adds a third before it runs, recording it as dispatched. Reported per step: wall µs, process
-// CPU µs (user and system), store transactions (commits) and syncs.
+// SQLite store. One step = one model response with one tool call + the tool's execution: two transactions,
+// the assistant message with its tool_call (and, for a write, the record that the call is dispatched),
+// then the tool_result. Reported per step: wall µs, process CPU µs (user and system), the time inside the
+// store's syncs, CPU beyond the syncs, store transactions (commits) and syncs.
 // Args: sync_off 0 = synchronous=FULL (durable), 1 = synchronous=OFF (everything but the fsyncs);
 //       write 0 = a read tool, 1 = a write tool.
 #include <benchmark/benchmark.h>
