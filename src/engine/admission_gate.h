@@ -34,9 +34,13 @@ class AdmissionGate {
     uint64_t generation = 0;  // which turn's ticket this is
   };
 
-  // A turn starts (its runner is about to run): steers for `turn_id` are admitted from now on.
+  // A turn starts: steers for `turn_id` are admitted from now on. Opening again for the turn that is open
+  // changes nothing (the turn's ACK opens the gate before its runner starts, and the runner's start opens
+  // it too): resetting it would orphan a ticket taken in between, whose steer would then never be waited
+  // for.
   void open(std::string turn_id, std::string run_id, std::string turn_kind, Strand strand) {
     std::lock_guard<std::mutex> guard(mu_);
+    if (turn_id_ && *turn_id_ == turn_id && run_id_ == run_id) return;
     turn_id_ = std::move(turn_id);
     run_id_ = std::move(run_id);
     turn_kind_ = std::move(turn_kind);

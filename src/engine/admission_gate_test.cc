@@ -61,6 +61,18 @@ TEST_F(AdmissionGateTest, TicketsTakenBeforeStopAreWaitedForAndLaterSteersAreRef
   EXPECT_EQ(gate_.try_admit("t1").refusal, Refusal::kNone);
 }
 
+TEST_F(AdmissionGateTest, OpeningAgainForTheOpenTurnKeepsItsTickets) {
+  open_turn("t1");
+  (void)gate_.take_admitted();
+  AdmissionGate::Decision ticket = gate_.try_admit("t1");
+  ASSERT_EQ(ticket.refusal, Refusal::kNone);
+  open_turn("t1");  // the runner's start, after the turn's ACK already opened the gate
+  EXPECT_FALSE(gate_.answered(gate_.started())) << "the ticket is still waited for";
+  gate_.answer(ticket.generation, true);
+  EXPECT_TRUE(gate_.answered(gate_.started()));
+  EXPECT_TRUE(gate_.admitted_since_cutoff()) << "its steer is known to the runner";
+}
+
 TEST_F(AdmissionGateTest, AnAnswerForAnEarlierTurnChangesNothing) {
   open_turn("t1");
   AdmissionGate::Decision stale = gate_.try_admit("t1");
