@@ -409,8 +409,7 @@ asio::awaitable<bool> TurnRunner::step() {
           KEEL_TRY(materialize_steers(tx, nodes));
           RunUpdate update;
           update.stop_reason = "budget_pause";
-          RunRecord run =
-              KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kBudgetPaused, update));
+          RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, RunState::kBudgetPaused, update));
           return std::make_pair(std::move(nodes), std::move(run));
         });
     if (!paused) {
@@ -588,7 +587,7 @@ asio::awaitable<bool> TurnRunner::step() {
     const RunState next = final        ? RunState::kCompleted
                           : runs_tools ? RunState::kExecutingTool
                                        : RunState::kStreamingModel;
-    w.run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, next, update));
+    w.run = KEEL_TRY(engine_.runs().transition_from(tx, run_, next, update));
     return w;
   });
   if (!written) {
@@ -710,7 +709,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
           KEEL_TRY(append_notices(tx, notices, nodes));
           RunUpdate update;
           update.failure_streak = run_.failure_streak;
-          RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, after, update));
+          RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, after, update));
           return std::make_pair(std::move(nodes), std::move(run));
         });
     if (!written) {
@@ -730,7 +729,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
     auto dispatched = engine_.write([&](Transaction& tx) -> Result<RunRecord> {
       RunUpdate update;
       update.pending_tool = dispatch_record(call);
-      return engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kExecutingTool, update);
+      return engine_.runs().transition_from(tx, run_, RunState::kExecutingTool, update);
     });
     if (!dispatched) {
       report_unpersisted(dispatched.error());
@@ -790,7 +789,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
     RunUpdate update;
     update.clear_pending_tool = run_.pending_tool.has_value();
     update.failure_streak = run_.failure_streak;
-    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, after, update));
+    RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, after, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
   if (!settled) {
@@ -825,7 +824,7 @@ asio::awaitable<void> TurnRunner::finish_failed(Error error, std::optional<NewNo
     update.stop_reason = "error";
     update.error = error.to_string();
     update.clear_pending_tool = run_.pending_tool.has_value();
-    RunRecord run = KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kFailed, update));
+    RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, RunState::kFailed, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
   if (!written) {
@@ -865,8 +864,7 @@ asio::awaitable<void> TurnRunner::finish_interrupted(std::string partial_text,
     RunUpdate update;
     update.stop_reason = "interrupted";
     update.clear_pending_tool = run_.pending_tool.has_value();
-    RunRecord run =
-        KEEL_TRY(engine_.runs().transition(tx, run_.id, std::nullopt, RunState::kInterrupted, update));
+    RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, RunState::kInterrupted, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
   if (!written) {

@@ -200,19 +200,34 @@ bool RunRepository::can_transition(RunState from, RunState to) {
 Result<RunRecord> RunRepository::transition(Transaction& tx, const std::string& run_id,
                                             std::optional<int64_t> expected_revision, RunState to,
                                             const RunUpdate& update) {
-  if (update.pending_tool && update.clear_pending_tool) {
-    return fail(codes::kInvalidArgument, "a run update cannot both set and clear pending_tool");
-  }
   RunRecord run = KEEL_TRY(get(tx, run_id));
   if (expected_revision && *expected_revision != run.revision) {
     return fail(codes::kRevisionConflict, "run " + run_id + " is at revision " +
                                               std::to_string(run.revision) + ", not " +
                                               std::to_string(*expected_revision));
   }
+  auto applied = KEEL_TRY(apply_transition(tx, std::move(run), to, update));
+  if (!applied)
+    return fail(codes::kRevisionConflict, "run " + run_id + " changed while it was being updated");
+  return std::move(*applied);
+}
+
+Result<RunRecord> RunRepository::transition_from(Transaction& tx, const RunRecord& current, RunState to,
+                                                 const RunUpdate& update) {
+  if (auto applied = KEEL_TRY(apply_transition(tx, current, to, update))) return std::move(*applied);
+  // The stored row moved on (another writer bumped its revision): transition from what is stored.
+  return transition(tx, current.id, std::nullopt, to, update);
+}
+
+Result<std::optional<RunRecord>> RunRepository::apply_transition(Transaction& tx, RunRecord run, RunState to,
+                                                                 const RunUpdate& update) {
+  if (update.pending_tool && update.clear_pending_tool) {
+    return fail(codes::kInvalidArgument, "a run update cannot both set and clear pending_tool");
+  }
   if (!can_transition(run.state, to)) {
-    return fail(codes::kRunInvalidTransition, "run " + run_id + " cannot move from " +
-                                                   std::string(to_string(run.state)) + " to " +
-                                                   std::string(to_string(to)));
+    return fail(codes::kRunInvalidTransition, "run " + run.id + " cannot move from " +
+                                                  std::string(to_string(run.state)) + " to " +
+                                                  std::string(to_string(to)));
   }
   if (is_terminal(run.state)) {  // a resumption: the stop being left no longer describes the run
     run.stop_reason.reset();
@@ -240,12 +255,10 @@ Result<RunRecord> RunRepository::transition(Transaction& tx, const std::string& 
       {to_string(run.state), run.snapshot_id, run.step_cursor, pending_tool, run.stop_reason,
        run.provider_stop_reason, usage, run.failure_streak, run.budget_tokens, run.error, now, run.id,
        run.revision}));
-  if (changed != 1) {
-    return fail(codes::kRevisionConflict, "run " + run_id + " changed while it was being updated");
-  }
+  if (changed != 1) return std::optional<RunRecord>();
   run.revision += 1;
   run.updated_at = now;
-  return run;
+  return std::optional<RunRecord>(std::move(run));
 }
 
 // ---- steers ----
@@ -271,7 +284,7 @@ Result<SteerRecord> RunRepository::admit_steer(Transaction& tx, const std::strin
   RunRecord run = KEEL_TRY(get(tx, run_id));
   if (run.turn_kind != "user" || is_terminal(run.state)) {
     return fail(codes::kRunNotSteerable, "run " + run_id + " (" + run.turn_kind + ", " +
-                                              std::string(to_string(run.state)) + ") does not accept steers");
+                                             std::string(to_string(run.state)) + ") does not accept steers");
   }
   const int64_t now = clock_.now_unix_ms();
   const int64_t seq = run.next_admission_seq;
@@ -371,8 +384,8 @@ Result<PreparedToolCallRecord> RunRepository::set_dispatch_state(Transaction& tx
   // The enum is declared in dispatch order; a call only moves forward.
   if (static_cast<int>(to) <= static_cast<int>(call.dispatch_state)) {
     return fail(codes::kToolCallInvalidTransition, "tool call " + tool_call_id + " cannot move from " +
-                                                           std::string(to_string(call.dispatch_state)) +
-                                                           " to " + std::string(to_string(to)));
+                                                       std::string(to_string(call.dispatch_state)) + " to " +
+                                                       std::string(to_string(to)));
   }
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(

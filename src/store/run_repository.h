@@ -99,6 +99,11 @@ class RunRepository {
   Result<RunRecord> transition(Transaction& tx, const std::string& run_id,
                                std::optional<int64_t> expected_revision, RunState to,
                                const RunUpdate& update = {});
+  // As transition(), from `current`, the caller's copy of the run, without reading the row when that copy
+  // is still the stored one (same revision): a runner that wrote the run last knows it. When the row has
+  // moved on (an admitted steer bumps the revision), it reads the row and transitions from that.
+  Result<RunRecord> transition_from(Transaction& tx, const RunRecord& current, RunState to,
+                                    const RunUpdate& update = {});
   // Whether transition() allows `from` -> `to`.
   static bool can_transition(RunState from, RunState to);
 
@@ -138,6 +143,10 @@ class RunRepository {
   Result<std::vector<PreparedToolCallRecord>> unsettled_for_run(Transaction& tx, const std::string& run_id);
 
  private:
+  // Applies the transition to `run` and writes it if the stored revision is still run.revision; nullopt
+  // when it is not (nothing written).
+  Result<std::optional<RunRecord>> apply_transition(Transaction& tx, RunRecord run, RunState to,
+                                                    const RunUpdate& update);
   const Clock& clock_;
 };
 

@@ -141,6 +141,30 @@ TEST_F(RunRepositoryTest, ListByThreadIsOldestFirstAndLatestIsTheNewest) {
   EXPECT_FALSE(none);
 }
 
+TEST_F(RunRepositoryTest, TransitionFromTheCallersCopyWritesItOrFollowsARowThatMovedOn) {
+  RunRecord mine = create_committed(run("r1", "t1", RunState::kStreamingModel));
+  auto tx = begin();
+  // The copy is current: the transition applies to it.
+  mine = must(runs_.transition_from(*tx, mine, RunState::kExecutingTool, {.step_cursor = 1}));
+  EXPECT_EQ(mine.revision, 2);
+  EXPECT_EQ(must(runs_.get(*tx, "r1")).state, RunState::kExecutingTool);
+  // An admitted steer moves the row on (revision and admission sequence): the stale copy still
+  // transitions, from the stored row, and keeps what the steer changed.
+  must(runs_.admit_steer(*tx, "r1", "s1", json{{"text", "hi"}}));
+  RunRecord moved = must(runs_.transition_from(*tx, mine, RunState::kStreamingModel, {.step_cursor = 2}));
+  EXPECT_EQ(moved.revision, 4);
+  RunRecord stored = must(runs_.get(*tx, "r1"));
+  EXPECT_EQ(stored.state, RunState::kStreamingModel);
+  EXPECT_EQ(stored.step_cursor, 2);
+  EXPECT_EQ(stored.next_admission_seq, 2) << "the steer's admission is not undone";
+  // A transition the stored state does not allow is refused, whatever the copy says.
+  must(runs_.transition(*tx, "r1", std::nullopt, RunState::kCompleted, {.stop_reason = "end"}));
+  auto refused = runs_.transition_from(*tx, moved, RunState::kExecutingTool);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), codes::kRunInvalidTransition);
+  must(tx->commit());
+}
+
 TEST_F(RunRepositoryTest, ListInStatesFindsRunsForRecovery) {
   create_committed(run("q"));
   create_committed(run("s", "t1", RunState::kStreamingModel));
