@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "bench_support.h"
 #include "engine/engine_core.h"
 #include "testing/manual_clock.h"
 #include "testing/scripted_provider.h"
@@ -20,23 +21,7 @@
 namespace keel {
 namespace {
 
-class NoopTool final : public AgentTool {
- public:
-  explicit NoopTool(ToolEffects effects) {
-    spec_.effects = effects;
-    spec_.name = "noop";
-    spec_.label = "No-op";
-    spec_.description = "does nothing";
-    spec_.parameters = {{"type", "object"}, {"properties", nlohmann::json::object()}};
-  }
-  const ToolSpec& spec() const override { return spec_; }
-  void execute(ToolCallContext, nlohmann::json, std::function<void(Result<ToolResult>)> done) override {
-    done(text_result("ok"));
-  }
-
- private:
-  ToolSpec spec_;
-};
+using bench::NoopTool;
 
 struct CpuTimes {
   double user = 0;

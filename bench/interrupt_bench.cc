@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "bench_support.h"
 #include "engine/engine_core.h"
 #include "keel/error_codes.h"
 #include "testing/manual_clock.h"
@@ -20,6 +21,8 @@
 
 namespace keel {
 namespace {
+
+using bench::percentile;
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -99,12 +102,6 @@ class HangTool final : public AgentTool {
   std::mutex mu_;
   CancellationRegistration registration_;
 };
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(p * static_cast<double>(values.size())))];
-}
 
 // Arg 0: interrupt a streaming model; 1: interrupt a running tool.
 void BM_InterruptReachesWhatRuns(benchmark::State& state) {

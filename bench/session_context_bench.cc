@@ -12,8 +12,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <string>
 
@@ -74,8 +74,8 @@ ContentBlock text(std::string t) { return block(ContentBlock::Kind::kText, std::
 class BenchThread {
  public:
   BenchThread() {
-    store_ = check(open_sqlite_store(SqliteStoreOptions{.path = dir_.file("bench.db"),
-                                                        .synchronous = Synchronous::kOff}),
+    store_ = check(open_sqlite_store(
+                       SqliteStoreOptions{.path = dir_.file("bench.db"), .synchronous = Synchronous::kOff}),
                    "open");
     auto tx = check(store_->begin(TxMode::kWrite), "begin");
     check(repo_.create(*tx, "thread", "bench"), "create");
@@ -97,14 +97,30 @@ class BenchThread {
     auto tx = check(store_->begin(TxMode::kWrite), "begin");
     const int k = step_in_turn_++ % 8;
     switch (k) {
-      case 0: add(*tx, NodeKind::kTurnContext, turn_context()); break;
-      case 1: add(*tx, NodeKind::kUserMessage, user()); break;
-      case 2: owner_ = add(*tx, NodeKind::kAssistantMessage, assistant(true)); break;
-      case 3: add(*tx, NodeKind::kToolCall, call("a")); break;
-      case 4: add(*tx, NodeKind::kToolResult, result("a")); break;
-      case 5: add(*tx, NodeKind::kToolCall, call("b")); break;
-      case 6: add(*tx, NodeKind::kToolResult, result("b")); break;
-      default: add(*tx, NodeKind::kAssistantMessage, assistant(false)); break;
+      case 0:
+        add(*tx, NodeKind::kTurnContext, turn_context());
+        break;
+      case 1:
+        add(*tx, NodeKind::kUserMessage, user());
+        break;
+      case 2:
+        owner_ = add(*tx, NodeKind::kAssistantMessage, assistant(true));
+        break;
+      case 3:
+        add(*tx, NodeKind::kToolCall, call("a"));
+        break;
+      case 4:
+        add(*tx, NodeKind::kToolResult, result("a"));
+        break;
+      case 5:
+        add(*tx, NodeKind::kToolCall, call("b"));
+        break;
+      case 6:
+        add(*tx, NodeKind::kToolResult, result("b"));
+        break;
+      default:
+        add(*tx, NodeKind::kAssistantMessage, assistant(false));
+        break;
     }
     check(tx->commit(), "commit");
   }
@@ -169,22 +185,23 @@ class BenchThread {
           block(ContentBlock::Kind::kReasoning, filler("plan", 120), {{"signature", filler("sig", 60)}}));
     }
     content.push_back(text(filler("answer " + std::to_string(seq_), tool_use ? 80 : 320)));
-    return check(encode_assistant_message({.content = std::move(content),
-                                           .stop_reason = tool_use ? AssistantStopReason::kToolUse
-                                                                   : AssistantStopReason::kEnd,
-                                           .provider_stop_reason = tool_use ? "tool_calls" : "stop",
-                                           .usage = json{{"inputTokens", 1200}, {"outputTokens", 80}}}),
+    return check(encode_assistant_message(
+                     {.content = std::move(content),
+                      .stop_reason = tool_use ? AssistantStopReason::kToolUse : AssistantStopReason::kEnd,
+                      .provider_stop_reason = tool_use ? "tool_calls" : "stop",
+                      .usage = json{{"inputTokens", 1200}, {"outputTokens", 80}}}),
                  "encode");
   }
   json call(const char* which) {
-    return check(encode_tool_call({.tool_call_id = "call_" + std::to_string(seq_) + which,
-                                   .name = "read_page",
-                                   .arguments = {{"url", "https://example.com/docs/page/" + std::to_string(seq_)},
-                                                 {"selector", "main article"},
-                                                 {"maxChars", 4000},
-                                                 {"why", filler("because", 100)}},
-                                   .assistant_node_id = owner_}),
-                 "encode");
+    return check(
+        encode_tool_call({.tool_call_id = "call_" + std::to_string(seq_) + which,
+                          .name = "read_page",
+                          .arguments = {{"url", "https://example.com/docs/page/" + std::to_string(seq_)},
+                                        {"selector", "main article"},
+                                        {"maxChars", 4000},
+                                        {"why", filler("because", 100)}},
+                          .assistant_node_id = owner_}),
+        "encode");
   }
   json result(const char* which) {
     return check(encode_tool_result({.tool_call_id = "call_" + std::to_string(seq_ - 1) + which,

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench_support.h"
 #include "engine/engine_core.h"
 #include "keel/error_codes.h"
 #include "testing/manual_clock.h"
@@ -25,24 +26,10 @@
 namespace keel {
 namespace {
 
+using bench::NoopTool;
+using bench::percentile;
+
 using Clock = std::chrono::steady_clock;
-
-class NoopTool final : public AgentTool {
- public:
-  NoopTool() {
-    spec_.name = "noop";
-    spec_.label = "No-op";
-    spec_.description = "does nothing";
-    spec_.parameters = {{"type", "object"}, {"properties", nlohmann::json::object()}};
-  }
-  const ToolSpec& spec() const override { return spec_; }
-  void execute(ToolCallContext, nlohmann::json, std::function<void(Result<ToolResult>)> done) override {
-    done(text_result("ok"));
-  }
-
- private:
-  ToolSpec spec_;
-};
 
 // A model that streams a token every millisecond and never finishes, until cancelled.
 class StreamingProvider final : public Provider {
@@ -73,14 +60,6 @@ class StreamingProvider final : public Provider {
   std::mutex mu_;
   std::vector<std::thread> threads_;
 };
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t index =
-      std::min(values.size() - 1, static_cast<size_t>(p * static_cast<double>(values.size())));
-  return values[index];
-}
 
 // The time of one durable commit of a small row, on `store`.
 std::vector<double> sync_times(Store& store, int samples) {

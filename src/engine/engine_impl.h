@@ -149,6 +149,9 @@ class EngineCore::Impl final : public builtin::UserPrompter {
     nlohmann::json attachments;
     nlohmann::json result_extra;
   };
+  // A steer's input, attachments and command context, read from its op; the first coded error.
+  Result<SteerRequest> steer_request(const Op& op, std::string expected_turn_id,
+                                     nlohmann::json result_extra) const;
   // Any thread; the transaction runs on the admissions thread.
   void begin_admission(const std::shared_ptr<ThreadActor>& actor, SteerRequest request);
   // Opens the actor's gate for `run` (before the turn's ACK goes out, so a steer sent on that ACK finds

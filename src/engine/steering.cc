@@ -115,6 +115,21 @@ Result<json> parse_attachments(const json& params) {
 
 }  // namespace
 
+Result<EngineCore::Impl::SteerRequest> EngineCore::Impl::steer_request(const Op& op,
+                                                                       std::string expected_turn_id,
+                                                                       json result_extra) const {
+  std::vector<ContentBlock> content = KEEL_TRY(turn_input(op.params.value("input", json())));
+  json attachments = KEEL_TRY(parse_attachments(op.params));
+  CommandTransactionContext context =
+      KEEL_TRY(make_command_context(op.client_id, op.submission_id, op.method, op.params));
+  return SteerRequest{op,
+                      std::move(context),
+                      std::move(expected_turn_id),
+                      std::move(content),
+                      std::move(attachments),
+                      std::move(result_extra)};
+}
+
 void EngineCore::Impl::steer_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
   const json expected = op.params.value("expectedTurnId", json());
@@ -122,14 +137,9 @@ void EngineCore::Impl::steer_turn(const std::shared_ptr<ThreadActor>& actor, con
     return reject(op, thread_id,
                   Error(codes::kInvalidArgument, "'expectedTurnId' must name the turn to steer"));
   }
-  auto content = turn_input(op.params.value("input", json()));
-  if (!content) return reject(op, thread_id, content.error());
-  auto attachments = parse_attachments(op.params);
-  if (!attachments) return reject(op, thread_id, attachments.error());
-  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
-  if (!context) return reject(op, thread_id, context.error());
-  begin_admission(actor, SteerRequest{op, std::move(*context), expected.get<std::string>(),
-                                      std::move(*content), std::move(*attachments), json::object()});
+  auto request = steer_request(op, expected.get<std::string>(), json::object());
+  if (!request) return reject(op, thread_id, request.error());
+  begin_admission(actor, std::move(*request));
 }
 
 void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
@@ -172,18 +182,9 @@ void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, co
                                          : "the turn is ending; the input runs next";
     return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});
   }
-  auto content = turn_input(op.params.value("input", json()));
-  if (!content) return reject(op, thread_id, content.error());
-  auto attachments = parse_attachments(op.params);
-  if (!attachments) return reject(op, thread_id, attachments.error());
-  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
-  if (!context) return reject(op, thread_id, context.error());
-  begin_admission(actor, SteerRequest{op,
-                                      std::move(*context),
-                                      actor->active->turn_id,
-                                      std::move(*content),
-                                      std::move(*attachments),
-                                      {{"action", "steered"}}});
+  auto request = steer_request(op, actor->active->turn_id, {{"action", "steered"}});
+  if (!request) return reject(op, thread_id, request.error());
+  begin_admission(actor, std::move(*request));
 }
 
 void EngineCore::Impl::start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op) {

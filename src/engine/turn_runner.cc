@@ -231,6 +231,10 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   asio::awaitable<void> finish_interrupted(std::string partial_text,
                                            std::optional<std::string> in_flight_call_id);
   void report_unpersisted(const Error& error);
+  // After the terminal transaction of an early end: its nodes, the run's state, then turn.complete (or,
+  // when the store refused it, run.updated{persisted: false}).
+  void end_turn(Result<std::pair<std::vector<NodeRecord>, RunRecord>> written, const std::string& stop_reason,
+                json extra = json::object());
   void publish_nodes(const std::vector<NodeRecord>& nodes) {
     for (const NodeRecord& node : nodes) {
       publish("item.complete", {{"itemId", node.id},
@@ -827,15 +831,7 @@ asio::awaitable<void> TurnRunner::finish_failed(Error error, std::optional<NewNo
     RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, RunState::kFailed, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
-  if (!written) {
-    report_unpersisted(written.error());
-    co_return;
-  }
-  run_ = written->second;
-  unanswered_.clear();
-  publish_nodes(written->first);
-  publish_run();
-  complete_turn("error", {{"error", error_json(error)}});
+  end_turn(std::move(written), "error", {{"error", error_json(error)}});
 }
 
 asio::awaitable<void> TurnRunner::finish_interrupted(std::string partial_text,
@@ -867,15 +863,7 @@ asio::awaitable<void> TurnRunner::finish_interrupted(std::string partial_text,
     RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, RunState::kInterrupted, update));
     return std::make_pair(std::move(nodes), std::move(run));
   });
-  if (!written) {
-    report_unpersisted(written.error());
-    co_return;
-  }
-  run_ = written->second;
-  unanswered_.clear();
-  publish_nodes(written->first);
-  publish_run();
-  complete_turn("interrupted");
+  end_turn(std::move(written), "interrupted");
 }
 
 Result<void> TurnRunner::materialize_steers(Transaction& tx, std::vector<NodeRecord>& out) {
@@ -892,6 +880,16 @@ Result<void> TurnRunner::materialize_steers(Transaction& tx, std::vector<NodeRec
     out.push_back(std::move(node));
   }
   return {};
+}
+
+void TurnRunner::end_turn(Result<std::pair<std::vector<NodeRecord>, RunRecord>> written,
+                          const std::string& stop_reason, json extra) {
+  if (!written) return report_unpersisted(written.error());
+  run_ = written->second;
+  unanswered_.clear();
+  publish_nodes(written->first);
+  publish_run();
+  complete_turn(stop_reason, std::move(extra));
 }
 
 void TurnRunner::report_unpersisted(const Error& error) {
