@@ -138,9 +138,9 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   void enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
                      nlohmann::json result_extra = nlohmann::json::object());
   void start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // A steer's admission (spec §3). Decided on the strand: whether the turn can take it (and, if so, a
-  // ticket the runner's cutoff waits for). Then its command transaction runs on the admissions thread,
-  // concurrently with the turn's own writes, and the answer goes out on the strand after the commit.
+  // A steer's admission (spec §3). On the admissions thread: the actor's AdmissionGate decides whether the
+  // turn takes it (and, if so, hands out a ticket the runner waits for before its cutoff or its end), its
+  // command transaction commits alongside the turn's own writes, and the answer goes out after the commit.
   struct SteerRequest {
     Op op;
     CommandTransactionContext context;

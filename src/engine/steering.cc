@@ -1,8 +1,9 @@
 // The three input paths of spec §3 as the thread's actor serves them: turn.steer (and turn.input, which
 // steers, enqueues or starts a turn as the thread's state allows), turn.enqueue with the queue that starts
 // the next turn when one ends normally, and queue.start for a queue held after an interrupted, paused or
-// failed turn. Every op here runs on the thread's strand, as the turn's runner does: an admission and the
-// runner's decision that the turn is over never interleave.
+// failed turn. The queue ops run on the thread's strand, as the turn's runner does. A steer does not: it
+// is admitted on the admissions thread, and the actor's AdmissionGate (admission_gate.h) linearizes it
+// with the runner's decision that the turn is over, so a steer is either in the turn or refused.
 //
 // Each op is one command transaction (receipts.h): a duplicate submission replays its answer, whichever
 // path the thread's state would take now.
