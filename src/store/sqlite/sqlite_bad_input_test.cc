@@ -20,6 +20,7 @@
 
 #include "keel/error_codes.h"
 #include "keel/store.h"
+#include "testing/settings_rows.h"
 #include "testing/temp_dir.h"
 
 namespace keel {
@@ -27,7 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kInsert[] = "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)";
+constexpr const char* kInsert = testing::kInsertSetting;
+using testing::get;
+using testing::put;
 
 std::string read_bytes(const std::string& path) {
   std::error_code error;
@@ -56,22 +59,6 @@ std::string random_bytes(size_t n, uint32_t seed) {
   std::string out(n, '\0');
   for (char& c : out) c = static_cast<char>(rng() & 0xff);
   return out;
-}
-
-Result<void> put(Store& store, const std::string& key, const std::string& value) {
-  auto tx = KEEL_TRY(store.begin(TxMode::kWrite));
-  KEEL_TRY(tx->execute(kInsert, {key, value, 1}));
-  return tx->commit();
-}
-
-std::optional<std::string> get(Store& store, const std::string& key) {
-  auto tx = store.begin(TxMode::kRead);
-  EXPECT_TRUE(tx) << tx.error().to_string();
-  if (!tx) return std::nullopt;
-  auto row = (*tx)->query_one("SELECT value FROM settings WHERE key = ?", {key});
-  EXPECT_TRUE(row) << row.error().to_string();
-  if (!row || !*row) return std::nullopt;
-  return (*row)->text(0);
 }
 
 int64_t count_settings(Store& store) {

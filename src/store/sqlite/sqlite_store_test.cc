@@ -14,13 +14,16 @@
 
 #include "keel/error_codes.h"
 #include "keel/store.h"
+#include "testing/settings_rows.h"
 #include "testing/temp_dir.h"
 #include "util/fail_points.h"
 
 namespace keel {
 namespace {
 
-constexpr char kInsert[] = "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)";
+constexpr const char* kInsert = testing::kInsertSetting;
+using testing::get;
+using testing::put;
 
 std::unique_ptr<Store> open_or_die(const SqliteStoreOptions& options) {
   auto store = open_sqlite_store(options);
@@ -34,24 +37,6 @@ std::unique_ptr<Transaction> begin_or_die(Store& store, TxMode mode) {
   EXPECT_TRUE(tx) << tx.error().to_string();
   if (!tx) return nullptr;
   return std::move(*tx);
-}
-
-// Commits one transaction inserting settings row `key` = `value`.
-Result<void> put(Store& store, const std::string& key, const std::string& value) {
-  auto tx = KEEL_TRY(store.begin(TxMode::kWrite));
-  KEEL_TRY(tx->execute(kInsert, {key, value, 1}));
-  return tx->commit();
-}
-
-// The value of settings row `key` as a fresh read transaction sees it.
-std::optional<std::string> get(Store& store, const std::string& key) {
-  auto tx = store.begin(TxMode::kRead);
-  EXPECT_TRUE(tx) << tx.error().to_string();
-  if (!tx) return std::nullopt;
-  auto row = (*tx)->query_one("SELECT value FROM settings WHERE key = ?", {key});
-  EXPECT_TRUE(row) << row.error().to_string();
-  if (!row || !*row) return std::nullopt;
-  return (*row)->text(0);
 }
 
 int64_t count_settings(Transaction& tx) {
