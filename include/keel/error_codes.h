@@ -65,4 +65,12 @@ inline constexpr char kInteractionAlreadyClaimed[] = "interaction.already_claime
 inline constexpr char kSubmissionConflict[] = "command.submission_conflict";
 inline constexpr char kInvalidCommand[] = "invalid_command";
 
+// policy: the Gatekeeper, site rules, host permissions, approvals (spec §2, §6.1)
+inline constexpr char kPolicyUnsupported[] = "policy.unsupported";
+inline constexpr char kPolicyBadOrigin[] = "policy.bad_origin";
+inline constexpr char kPolicyBadRule[] = "policy.bad_rule";
+inline constexpr char kPolicyBadMode[] = "policy.bad_mode";
+inline constexpr char kPolicyNoSite[] = "policy.no_site";
+inline constexpr char kPolicyRuleNotFound[] = "policy.rule_not_found";
+
 }  // namespace keel::codes
