@@ -1,0 +1,124 @@
+// policy/site_rule.h — typed site rules: the place a rule speaks for, the calls it covers, its decision.
+//
+// A rule's scope is one of three typed values:
+//   - a web origin (util/origin.h): calls whose target is on exactly that origin;
+//   - an MCP server, by its configured name: calls of that server's tools that name no web origin;
+//   - local: calls with neither (workspace tools and other tools that act on this machine).
+// Matching compares these values (Origin equality, server-name equality), the tool name and the effects
+// enum; never string prefixes, so a rule for https://a.example covers neither https://a.example.evil.com
+// nor http://a.example nor https://a.example:8443.
+//
+// Every scope has one canonical text, its key: "https://example.com", "mcp:<server>", "local:". The key is
+// injective (origins always contain "://", the other two kinds start with a prefix no origin has), so two
+// scopes are equal exactly when their keys are, and the key can index rules in a hash map and name the
+// scope in the store (site_rules.origin) and on the wire.
+//
+// Errors of parsing client input: policy.bad_origin for a malformed origin, policy.bad_rule for any other
+// malformed field. (Decoding a stored row is the repository's: it reports store.decode_failed.)
+//
+// Values only; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "keel/error.h"
+#include "keel/tool.h"
+#include "util/origin.h"
+
+namespace keel {
+
+class RuleScope {
+ public:
+  // Local.
+  RuleScope();
+  static RuleScope for_origin(Origin origin);
+  // policy.bad_rule when `server` is not a name a rule can hold (empty, longer than kMaxServerBytes, or
+  // containing control characters).
+  static Result<RuleScope> for_mcp_server(std::string server);
+  static RuleScope local() { return RuleScope(); }
+
+  static constexpr size_t kMaxServerBytes = 256;
+
+  // nullptr unless this is an origin scope.
+  const Origin* origin() const { return std::get_if<Origin>(&value_); }
+  // The canonical text (see the header comment).
+  const std::string& key() const { return key_; }
+  // For people: "https://example.com", "MCP server fs", "this machine".
+  std::string description() const;
+
+  friend bool operator==(const RuleScope& a, const RuleScope& b) { return a.value_ == b.value_; }
+
+ private:
+  struct McpServer {
+    std::string name;
+    friend bool operator==(const McpServer&, const McpServer&) = default;
+  };
+  struct Local {
+    friend bool operator==(const Local&, const Local&) = default;
+  };
+  explicit RuleScope(std::variant<Origin, McpServer, Local> value);
+
+  std::variant<Origin, McpServer, Local> value_;
+  std::string key_;
+};
+
+// The scope whose key is `text`: "mcp:<server>", "local:", or an origin (no path; see util/origin.h).
+Result<RuleScope> parse_rule_scope(std::string_view text);
+
+enum class RuleDecision { kAllow, kAsk, kDeny };
+std::string_view to_string(RuleDecision decision);
+// nullopt for a name other than allow, ask, deny.
+std::optional<RuleDecision> parse_rule_decision(std::string_view name);
+// nullopt for a name other than read, write.
+std::optional<ToolEffects> parse_tool_effects(std::string_view name);
+// A name a ToolSpec may have: [a-zA-Z0-9_-]{1,64}.
+bool is_valid_tool_name(std::string_view name);
+
+// What policy.addRule asks for: a rule before it has an identity, a version and a time.
+struct RuleSpec {
+  RuleScope scope;
+  std::optional<std::string> tool = std::nullopt;     // nullopt: every tool
+  std::optional<ToolEffects> effects = std::nullopt;  // nullopt: reads and writes
+  RuleDecision decision = RuleDecision::kAllow;
+  friend bool operator==(const RuleSpec&, const RuleSpec&) = default;
+};
+
+struct SiteRule {
+  std::string id;
+  RuleScope scope;
+  std::optional<std::string> tool = std::nullopt;     // nullopt: every tool
+  std::optional<ToolEffects> effects = std::nullopt;  // nullopt: reads and writes
+  RuleDecision decision = RuleDecision::kAllow;
+  // The policy version when the rule was written or, later, when another rule of its scope was removed,
+  // so that the highest version of a scope's rules changes with every change to them (docs/policy.md).
+  int64_t version = 0;
+  int64_t created_at = 0;  // Unix ms
+
+  // Whether the rule covers a call of `tool_name` with `call_effects`. The scope is matched by whoever
+  // holds the rules: they are indexed by it.
+  bool applies_to(std::string_view tool_name, ToolEffects call_effects) const {
+    return (!tool || *tool == tool_name) && (!effects || *effects == call_effects);
+  }
+  // Whether the rule says what `spec` says (same scope, tool, effects and decision).
+  bool says(const RuleSpec& spec) const {
+    return scope == spec.scope && tool == spec.tool && effects == spec.effects && decision == spec.decision;
+  }
+  friend bool operator==(const SiteRule&, const SiteRule&) = default;
+};
+
+// policy.addRule's params: {scope, tool?, effects?: "read"|"write", decision: "allow"|"ask"|"deny"}; an
+// absent or null tool / effects means any. Unknown fields are refused (a misspelt "effect" must not
+// silently widen a rule). Errors: policy.bad_origin, policy.bad_rule.
+Result<RuleSpec> parse_rule_spec(const nlohmann::json& params);
+
+// {"id","scope","tool","effects","decision","version","createdAt"}; tool and effects are null for any.
+nlohmann::json to_json(const SiteRule& rule);
+// The inverse of to_json(). Errors: policy.bad_rule, policy.bad_origin.
+Result<SiteRule> site_rule_from_json(const nlohmann::json& value);
+
+}  // namespace keel
