@@ -13,6 +13,12 @@
 //   - `content` is what the model sees; `details` is for the UI only and is never sent to the model. A
 //     conclusion the model needs must be in `content`.
 //   - When `cancel` fires (interrupt), the tool stops promptly and calls `done` with a `cancelled` error.
+//
+// Interactions (spec §5): a tool that needs a person's answer (ask_user) or time to pass (a timer) does not
+// wait inside execute(). It returns a plan from plan_interaction(); the engine persists it as a
+// waiting_interaction (it survives restarts, its timer is re-armed), sends interaction.request, and once the
+// answer has been claimed — exactly once — asks complete_interaction() for the call's result, which is
+// trusted. execute() is then never called for that call.
 #pragma once
 
 #include <functional>
@@ -83,6 +89,13 @@ struct ToolProgress {
   nlohmann::json details;
 };
 
+// What a call waits for instead of executing.
+struct InteractionPlan {
+  std::string kind;                                    // "ask_user", "elicitation" or "timer"
+  nlohmann::json request = nlohmann::json::object();  // shown to the person (interaction.request)
+  std::optional<int64_t> due_in_ms = std::nullopt;    // timer: fires this long after it was persisted
+};
+
 struct ToolCallContext {
   std::string tool_call_id;
   std::string thread_id;
@@ -102,6 +115,18 @@ class AgentTool {
   // `params` were validated against spec().parameters.
   virtual void execute(ToolCallContext context, nlohmann::json params,
                        std::function<void(Result<ToolResult>)> done) = 0;
+
+  // nullopt (the default): the call executes. Otherwise it waits durably for what the plan names.
+  virtual std::optional<InteractionPlan> plan_interaction(const nlohmann::json& params) const {
+    (void)params;
+    return std::nullopt;
+  }
+  // Whether `response` is an answer a person may give to `request` (interaction.response is rejected with
+  // the error otherwise, and nothing changes). Default: any JSON object.
+  virtual Result<void> check_response(const nlohmann::json& request, const nlohmann::json& response) const;
+  // The call's result from its claimed response (for a timer, the engine's {"firedAtMs": ...}). Default:
+  // the response as JSON text.
+  virtual ToolResult complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const;
 };
 
 // Convenience: a ToolResult holding one text block.

@@ -23,7 +23,7 @@ namespace keel {
 
 class AdmissionGate {
  public:
-  enum class Refusal { kNone, kOtherTurnRunning, kNoTurnRunning, kEnding, kNotSteerable };
+  enum class Refusal { kNone, kOtherTurnRunning, kNoTurnRunning, kEnding, kNotSteerable, kWaiting };
 
   // What try_admit() decided, and what the admission needs to know about the turn.
   struct Decision {
@@ -45,6 +45,7 @@ class AdmissionGate {
     run_id_ = std::move(run_id);
     turn_kind_ = std::move(turn_kind);
     steerable_ = true;
+    waiting_ = false;
     steers_admitted_ = true;  // a resumed or recovered run reads its stored pending set once
     started_ = finished_ = 0;
     ++generation_;
@@ -55,6 +56,7 @@ class AdmissionGate {
     std::lock_guard<std::mutex> guard(mu_);
     turn_id_.reset();
     steerable_ = false;
+    waiting_ = false;
   }
 
   // ---- the admission side ----
@@ -74,6 +76,8 @@ class AdmissionGate {
       d.refusal = Refusal::kNoTurnRunning;
     } else if (*turn_id_ != expected_turn_id) {
       d.refusal = Refusal::kOtherTurnRunning;
+    } else if (waiting_) {
+      d.refusal = Refusal::kWaiting;
     } else if (!steerable_) {
       d.refusal = Refusal::kEnding;
     } else if (turn_kind_ != "user") {
@@ -107,9 +111,19 @@ class AdmissionGate {
     steerable_ = false;
     return started_;
   }
-  // The turn goes on after all (steers came in while it was deciding): it admits again.
+  // The turn waits durably for an approval or an interaction (spec §5): until it continues, a steer is
+  // refused with thread.waiting (the thread accepts enqueue only). Returns the tickets taken until now.
+  uint64_t hold() {
+    std::lock_guard<std::mutex> guard(mu_);
+    steerable_ = false;
+    waiting_ = true;
+    return started_;
+  }
+  // The turn goes on after all (steers came in while it was deciding, or its wait was answered): it admits
+  // again.
   void reopen() {
     std::lock_guard<std::mutex> guard(mu_);
+    waiting_ = false;
     if (turn_id_) steerable_ = true;
   }
   // Tickets taken until now.
@@ -146,6 +160,7 @@ class AdmissionGate {
   std::string run_id_;
   std::string turn_kind_;
   bool steerable_ = false;
+  bool waiting_ = false;  // hold(): a durable wait holds the turn
   bool steers_admitted_ = false;
   uint64_t started_ = 0;
   uint64_t finished_ = 0;

@@ -136,7 +136,6 @@ void EngineCore::submit(Op op) { impl_->submit(std::move(op)); }
 std::unique_ptr<EventSubscription> EngineCore::subscribe(std::function<void(const AgentEvent&)> callback) {
   return impl_->subscribe(std::move(callback));
 }
-builtin::UserPrompter& EngineCore::user_prompter() { return *impl_; }
 Scheduler& EngineCore::scheduler() { return impl_->scheduler(); }
 
 // ---- Impl ----
@@ -147,11 +146,13 @@ EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
       threads_(*deps.clock),
       runs_(*deps.clock),
       queue_(*deps.clock),
+      interactions_(*deps.clock),
       commands_(*deps.store, *deps.clock, *deps.ids),
       work_(asio::make_work_guard(io_)),
       control_(asio::make_strand(io_)) {
   const int count = std::max(1, options_.io_threads);
   for (int i = 0; i < count; ++i) io_threads_.emplace_back([this] { io_.run(); });
+  recover_waits();
 }
 
 EngineCore::Impl::~Impl() {
@@ -169,14 +170,12 @@ EngineCore::Impl::~Impl() {
     std::unique_lock<std::mutex> lock(running_mu_);
     running_cv_.wait(lock, [&] { return running_ == 0; });
   }
-  {
-    std::lock_guard<std::mutex> guard(questions_mu_);
-    questions_.clear();
-  }
   admissions_.join();  // their answers are posted to strands the io threads still run
   work_.reset();
   io_.stop();
   for (std::thread& thread : io_threads_) thread.join();
+  std::lock_guard<std::mutex> guard(actors_mu_);
+  for (auto& [id, actor] : actors_) actor->waiting.reset();  // their timers, while the io_context lives
 }
 
 std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thread_id) {
@@ -207,7 +206,7 @@ void EngineCore::Impl::submit(Op op) {
   if (!op.params.is_object()) op.params = json::object();
   const std::string thread_id = thread_of(op);
   if (thread_id.empty() || op.method == "thread.create" || op.method == "thread.list" ||
-      op.method == "thread.read" || op.method == "interaction.response" || op.method == "initialize") {
+      op.method == "thread.read" || op.method == "initialize") {
     asio::post(control_, [this, op = std::move(op)]() mutable { handle_engine_op(std::move(op)); });
     return;
   }
@@ -224,14 +223,16 @@ void EngineCore::Impl::submit(Op op) {
 void EngineCore::Impl::handle_engine_op(Op op) {
   if (op.method == "initialize") {
     ack(op, "", {{"protocolVersion", kProtocolVersion}});
+    // A client connecting (after a restart, say) is shown what is asked of it.
+    if (op.params.value("subscribe", true)) resend_waits();
   } else if (op.method == "thread.create") {
     run_store_command(nullptr, op);
   } else if (op.method == "thread.list") {
     list_threads(op);
   } else if (op.method == "thread.read") {
     read_thread(op);
-  } else if (op.method == "interaction.response") {
-    answer_interaction(op);
+  } else if (op.method.starts_with("policy.")) {
+    change_policy(nullptr, op);
   } else {
     reject(op, "", Error(codes::kInvalidCommand, "'" + op.method + "' needs a threadId, or is not a method"));
   }
@@ -239,6 +240,18 @@ void EngineCore::Impl::handle_engine_op(Op op) {
 
 void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op) {
   const std::string& method = op.method;
+  if (actor->waiting && !allowed_while_waiting(method)) {
+    return reject(op, actor->thread_id,
+                  Error(codes::kThreadWaiting, "the thread waits for " +
+                                                   std::string(actor->waiting->kind == "approval"
+                                                                   ? "an approval"
+                                                                   : "an answer") +
+                                                   " (" + actor->waiting->id + "); until it continues only "
+                                                   "enqueue, interrupt and the response are accepted"));
+  }
+  if (method.starts_with("policy.")) return change_policy(actor, op);
+  if (method == "approval.response") return respond_approval(actor, op);
+  if (method == "interaction.response") return respond_interaction(actor, op);
   if (method == "turn.submit") return submit_turn(actor, op);
   if (method == "turn.input") return route_input(actor, op);
   if (method == "turn.enqueue") return enqueue_input(actor, op);
@@ -359,6 +372,8 @@ void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, cons
   }
   actor->active->cancel.cancel("interrupted by the user");
   ack(op, actor->thread_id, {{"interrupted", true}, {"turnId", actor->active->turn_id}});
+  // A held wait has no runner to see the cancel: its continuation answers the open calls as interrupted.
+  if (actor->waiting) continue_held(actor);
 }
 
 Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction& tx,
@@ -524,64 +539,16 @@ void EngineCore::Impl::open_gate(const std::shared_ptr<ThreadActor>& actor, cons
 }
 
 void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
+  if (actor->waiting) {  // the turn waits durably: it keeps the thread, its gate holds steers off
+    leave_running();
+    return;
+  }
   actor->gate->close();
   actor->active.reset();
   // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,
   // a failure or an uncertain pause the queue holds until the user resumes the run or starts it.
   if (final_state == RunState::kCompleted && !shutdown_.is_cancelled()) advance_queue(actor);
   leave_running();  // after advance_queue: a started turn is counted before this one is let go
-}
-
-// ---- ask_user ----
-
-void EngineCore::Impl::ask(std::string tool_call_id, std::string thread_id, std::string question,
-                           std::vector<std::string> choices, CancellationToken cancel,
-                           std::function<void(Result<std::string>)> answered) {
-  const std::string interaction_id = deps_.ids->next_id();
-  auto pending = std::make_shared<PendingQuestion>();
-  pending->thread_id = thread_id;
-  pending->answered = std::move(answered);
-  {
-    std::lock_guard<std::mutex> guard(questions_mu_);
-    questions_[interaction_id] = pending;
-  }
-  publish("interaction.request", thread_id,
-          {{"interactionId", interaction_id},
-           {"kind", "ask_user"},
-           {"toolCallId", tool_call_id},
-           {"question", question},
-           {"choices", choices}});
-  pending->on_cancel = cancel.on_cancel([this, interaction_id] {
-    std::shared_ptr<PendingQuestion> taken;
-    {
-      std::lock_guard<std::mutex> guard(questions_mu_);
-      auto it = questions_.find(interaction_id);
-      if (it == questions_.end()) return;
-      taken = std::move(it->second);
-      questions_.erase(it);
-    }
-    taken->answered(fail(codes::kCancelled, "the question was withdrawn: the turn was interrupted"));
-  });
-}
-
-void EngineCore::Impl::answer_interaction(const Op& op) {
-  const std::string id = op.params.value("interactionId", "");
-  const json& response = op.params.contains("response") ? op.params["response"] : json();
-  if (!response.is_string()) {
-    return reject(op, "", Error(codes::kInvalidArgument, "'response' must be a string"));
-  }
-  std::shared_ptr<PendingQuestion> taken;
-  {
-    std::lock_guard<std::mutex> guard(questions_mu_);
-    auto it = questions_.find(id);
-    if (it != questions_.end()) {
-      taken = std::move(it->second);
-      questions_.erase(it);
-    }
-  }
-  if (!taken) return reject(op, "", Error(codes::kInteractionNotFound, "no open question " + id));
-  ack(op, taken->thread_id, {{"interactionId", id}});
-  taken->answered(response.get<std::string>());
 }
 
 }  // namespace keel

@@ -33,7 +33,6 @@
 #include "keel/tool_registry.h"
 #include "keel/transport.h"
 #include "policy/gatekeeper.h"
-#include "tools/builtin/ask_user_tool.h"
 
 namespace keel {
 
@@ -77,9 +76,6 @@ class EngineCore {
   void submit(Op op);
   [[nodiscard]] std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback);
 
-  // The engine's side of the ask_user tool: questions become interaction.request events, answers come
-  // back through interaction.response ops. (Durable interactions come with the approvals work.)
-  builtin::UserPrompter& user_prompter();
   // Timers on the engine's io_context (for the wait tool and other tools that wait). Valid for the
   // engine's lifetime; a task may be destroyed from inside its own callback.
   Scheduler& scheduler();

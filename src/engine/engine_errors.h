@@ -24,6 +24,13 @@ inline constexpr char kSteerTurnMismatch[] = "steer.turn_mismatch";  // expected
 inline constexpr char kTurnEnded[] = "turn.ended";                   // too late to steer: enqueue instead
 inline constexpr char kAttachmentNotFound[] = "attachment.not_found";
 inline constexpr char kQueueEmpty[] = "queue.empty";
+// Durable waits (spec §5): approvals and interactions.
+inline constexpr char kThreadWaiting[] = "thread.waiting";  // an approval or interaction holds the thread
+inline constexpr char kApprovalThreadMismatch[] = "approval.thread_mismatch";
+inline constexpr char kApprovalExpired[] = "approval.expired";  // its run no longer waits for it
+inline constexpr char kApprovalNotOffered[] = "approval.decision_not_offered";
+inline constexpr char kInteractionThreadMismatch[] = "interaction.thread_mismatch";
+inline constexpr char kInteractionExpired[] = "interaction.expired";  // its run no longer waits for it
 
 }  // namespace keel::codes
 

@@ -122,6 +122,9 @@ class EngineHarness {
     register_test_tools();
   }
 
+  // Replaces the gatekeeper the next start() uses (tests that open a PolicyGatekeeper on the harness's
+  // store; it must outlive the engine).
+  void set_gatekeeper(Gatekeeper* gatekeeper) { options_.gatekeeper = gatekeeper; }
   // Starts the engine (tests register extra tools or script responses first if they like).
   void start() {
     EngineDeps deps{store_.get(),
@@ -269,6 +272,21 @@ class EngineHarness {
         << nth << " on " << thread_id;
   }
 
+  // Waits for the nth event of `type` on the thread and returns it.
+  AgentEvent wait_event(const std::string& thread_id, const std::string& type, size_t nth = 1) {
+    AgentEvent found;
+    EXPECT_TRUE(log.wait_until([&](const std::vector<AgentEvent>& events) {
+      size_t n = 0;
+      for (const AgentEvent& event : events) {
+        if (event.type == type && event.thread_id == thread_id && ++n == nth) {
+          found = event;
+          return true;
+        }
+      }
+      return false;
+    })) << "no " << type << " #" << nth << " on " << thread_id;
+    return found;
+  }
   std::vector<std::string> kinds(const std::string& thread_id) {
     std::vector<std::string> out;
     for (const NodeRecord& node : path(thread_id)) out.emplace_back(to_string(node.kind));

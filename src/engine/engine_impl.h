@@ -21,6 +21,7 @@
 #include "engine/event_bus.h"
 #include "keel/cancellation.h"
 #include "store/commands.h"
+#include "store/interaction_repository.h"
 #include "store/queue_repository.h"
 #include "store/receipts.h"
 #include "store/records.h"
@@ -38,6 +39,16 @@ struct ActiveTurn {
   CancellationSource cancel;
 };
 
+// A durable wait that holds its thread (spec §5): the run waits for an approval or an interaction, no
+// runner is alive, and until the wait is settled (or withdrawn by an interrupt) and its continuation ran,
+// the thread accepts enqueue only.
+struct HeldWait {
+  std::string run_id;
+  std::string kind;  // "approval" | "interaction"
+  std::string id;    // the approval's or the interaction's
+  std::unique_ptr<ScheduledTask> timer;  // a timer interaction's, while armed
+};
+
 // Owns one thread's serial execution. Every member is touched only on `strand`.
 class ThreadActor {
  public:
@@ -46,6 +57,7 @@ class ThreadActor {
   Strand strand;
   SessionContextBuilder context;
   std::optional<ActiveTurn> active;
+  std::optional<HeldWait> waiting;  // set only while `active` is, and no runner is alive
   // Shared with steer admissions, which do not run on the strand.
   std::shared_ptr<AdmissionGate> gate = std::make_shared<AdmissionGate>();
 };
@@ -61,20 +73,15 @@ class AsioScheduler final : public Scheduler {
   boost::asio::io_context& io_;
 };
 
-class EngineCore::Impl final : public builtin::UserPrompter {
+class EngineCore::Impl final {
  public:
   Impl(EngineDeps deps, EngineOptions options);
-  ~Impl() override;
+  ~Impl();
 
   void submit(Op op);
   std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback) {
     return bus_.subscribe(std::move(callback));
   }
-
-  // UserPrompter (the ask_user tool).
-  void ask(std::string tool_call_id, std::string thread_id, std::string question,
-           std::vector<std::string> choices, CancellationToken cancel,
-           std::function<void(Result<std::string>)> answered) override;
 
   // ---- used by the turn runner (on the thread's strand) ----
   void publish(std::string type, const std::string& thread_id, nlohmann::json payload) {
@@ -101,6 +108,10 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   const EngineOptions& options() const { return options_; }
   ThreadRepository& threads() { return threads_; }
   RunRepository& runs() { return runs_; }
+  InteractionRepository& interactions() { return interactions_; }
+  // Arms the timer of a waiting timer interaction of the actor's held wait (on the actor's strand); when it
+  // fires, the interaction is answered and the run continues.
+  void arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer);
   boost::asio::io_context& io() { return io_; }
   Scheduler& scheduler() { return scheduler_; }
 
@@ -164,7 +175,29 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   bool queue_runs_on(const std::string& thread_id);
   void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   void interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  void answer_interaction(const Op& op);
+
+  // ---- durable waits (engine/waits.cc) ----
+  // approval.response / interaction.response (spec §5.1): one command transaction settles the record, bumps
+  // the run's revision and records the receipt; the same payload again is ACKed without a change, a
+  // different one is rejected with invalid_command; then the held wait continues.
+  void respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void fire_timer(const std::shared_ptr<ThreadActor>& actor, const std::string& interaction_id);
+  // The held wait is settled or withdrawn: a runner continues the run.
+  void continue_held(const std::shared_ptr<ThreadActor>& actor);
+  // At start: every run waiting for an approval or an interaction holds its thread again; a wait that was
+  // settled before the process died continues at once; timers are re-armed.
+  void recover_waits();
+  void restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
+  // Sends the requests of every open wait again (initialize{subscribe}: a client that connects after a
+  // restart sees what is asked of it).
+  void resend_waits();
+  // policy.read / policy.setMode / policy.addRule / policy.removeRule / policy.setHostPermissions: a
+  // command unit whose change the gatekeeper writes in the transaction and installs after the commit.
+  // `actor` is null for the engine-wide ones.
+  void change_policy(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // Methods a thread accepts while a wait holds it.
+  static bool allowed_while_waiting(const std::string& method);
   void read_thread(const Op& op);
   void list_threads(const Op& op);
   void start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
@@ -176,6 +209,7 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   ThreadRepository threads_;
   RunRepository runs_;
   QueueRepository queue_;
+  InteractionRepository interactions_;
   StoreCommands commands_;
   EventBus bus_;
 
@@ -197,14 +231,6 @@ class EngineCore::Impl final : public builtin::UserPrompter {
   int running_ = 0;
   CancellationSource shutdown_;
 
-  struct PendingQuestion {
-    std::string thread_id;
-    std::function<void(Result<std::string>)> answered;
-    CancellationRegistration on_cancel;
-  };
-  std::mutex questions_mu_;
-  std::map<std::string, std::shared_ptr<PendingQuestion>> questions_;
-
  public:
   // Counts a coroutine in or out of `running_`.
   void enter_running() {
@@ -222,8 +248,9 @@ class EngineCore::Impl final : public builtin::UserPrompter {
 };
 
 // Spawns the turn loop of `run` on the actor's strand (engine/turn_runner.cc).
+// `continuing`: the run continues after a durable wait (TurnRunner's continuation).
 void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
-                       CancellationToken cancel);
+                       CancellationToken cancel, bool continuing = false);
 // Spawns best-effort title generation for a thread's first turn.
 void spawn_title_task(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string first_input);
 

@@ -727,29 +727,6 @@ TEST(TurnLoopTest, ASlowSubscriberNeitherStallsTheEngineNorLosesNonDeltaEvents) 
   EXPECT_LT(slow_events.size(), h.log.events().size()) << "deltas were coalesced for the slow subscriber";
 }
 
-TEST(TurnLoopTest, AskUserPublishesAQuestionAndTheAnswerBecomesTheToolResult) {
-  EngineHarness h;
-  h.provider.push(ScriptedResponse::tool_calls(
-      {{"q", "ask_user", R"({"question":"Which city?","choices":["Lisbon","Porto"]})"}}));
-  h.provider.push(ScriptedResponse::text("Porto it is."));
-  h.start();
-  ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.prompter = &h.engine->user_prompter()}));
-  std::string thread = h.create_thread();
-  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "Plan"}}).type, "command.ack");
-  ASSERT_TRUE(h.log.wait_count("interaction.request", 1));
-  AgentEvent question = h.log.of_type("interaction.request")[0];
-  EXPECT_EQ(question.payload["question"], "Which city?");
-  AgentEvent answer = h.request(
-      "interaction.response", {{"interactionId", question.payload["interactionId"]}, {"response", "Porto"}});
-  EXPECT_EQ(answer.type, "command.ack");
-  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
-  EXPECT_NE(h.path(thread)[4].body["content"][0]["text"].get<std::string>().find("Porto"), std::string::npos);
-  EXPECT_EQ(h.request("interaction.response",
-                      {{"interactionId", question.payload["interactionId"]}, {"response", "x"}})
-                .payload["error"]["code"],
-            codes::kInteractionNotFound);
-}
-
 TEST(TurnLoopTest, WaitToolReportsProgressOnTheEngineSchedulerAndCompletes) {
   EngineHarness h;
   h.provider.push(

@@ -16,6 +16,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <unordered_set>
 #include <utility>
 #include <variant>
@@ -24,6 +25,7 @@
 #include "engine/engine_impl.h"
 #include "engine/response_assembler.h"
 #include "engine/tool_output.h"
+#include "engine/wait_records.h"
 #include "store/node_body.h"
 #include "util/canonical_json.h"
 
@@ -139,9 +141,15 @@ struct PlannedCall {
 
 class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
  public:
+  // `continuing`: the run waited durably (an approval or an interaction) and its wait was settled or
+  // withdrawn; the runner first finishes the calls of its last response, then goes on with the loop.
   TurnRunner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
-             CancellationToken cancel)
-      : engine_(engine), actor_(std::move(actor)), run_(std::move(run)), cancel_(std::move(cancel)) {}
+             CancellationToken cancel, bool continuing)
+      : engine_(engine),
+        actor_(std::move(actor)),
+        run_(std::move(run)),
+        cancel_(std::move(cancel)),
+        continuing_(continuing) {}
 
   asio::awaitable<void> run();
   // The run's state as this runner last wrote it.
@@ -181,13 +189,19 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
     std::optional<Error> immediate_error;
     std::optional<std::string> refusal;
     const RegisteredTool* tool = nullptr;
+    ToolTarget target;
+    GateVerdict verdict;
+    bool ask = false;                           // a person must approve it first
+    std::optional<InteractionPlan> interaction;  // it waits for an answer or a timer instead of executing
     bool runs() const { return !immediate_error && !refusal; }
+    bool executes() const { return runs() && !ask && !interaction; }
     // Running it twice is not safe: that it was dispatched must be durable before it runs.
     bool needs_dispatch_record() const {
-      return runs() && tool->descriptor->recovery != ToolRecovery::kRetrySafe;
+      return executes() && tool->descriptor->recovery != ToolRecovery::kRetrySafe;
     }
   };
-  CallDecision decide(const PlannedCall& call) const;
+  // `approved`: a person accepted the call, so a verdict that asks lets it run.
+  CallDecision decide(const PlannedCall& call, bool approved = false) const;
   static json dispatch_record(const PlannedCall& call);
 
   // `more_after`: another call of the same response follows this one. `decided`: the decision taken
@@ -195,6 +209,23 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // dispatch committed with that message.
   asio::awaitable<bool> run_call(PlannedCall call, bool more_after, std::optional<CallDecision> decided,
                                  bool dispatch_recorded);
+
+  // ---- durable waits (spec §5, §6.1) ----
+  // The call waits for an approval or an interaction: the gate holds (steers are refused, enqueue only),
+  // one transaction writes the record and the run's waiting state with its pending tool, the request goes
+  // out, and the runner ends; the actor holds the wait until it is settled or withdrawn.
+  asio::awaitable<void> suspend(PlannedCall call, CallDecision decision);
+  // The continuation: the calls of the run's last response that have no result, read from the store; the
+  // waiting one is settled from its record (declined, re-verified and dispatched, or its claimed answer),
+  // then the others run. Returns false when the turn ended or waits again.
+  asio::awaitable<bool> continue_wait();
+  Result<std::vector<PlannedCall>> calls_without_results(Transaction& tx);
+  // A settled approval's call: refused when declined, when its tool or target changed since it was
+  // approved, or when the gatekeeper now refuses it; otherwise run.
+  asio::awaitable<bool> run_approved(PlannedCall call, bool more_after, ApprovalRecord approval);
+  // An answered interaction's call: claims the answer and writes the trusted result in one transaction.
+  asio::awaitable<bool> finish_interaction(PlannedCall call, bool more_after, InteractionRecord interaction);
+  json approval_request(const PlannedCall& call, const CallDecision& decision) const;
 
   // The tool_call node's body, with what the provider sent when it was replaced or unusable.
   static Result<json> tool_call_body(const PlannedCall& call, const std::string& assistant_node_id);
@@ -265,6 +296,7 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // actor's context follows the runner's own commits without reading them back; a node that does not
   // continue the cached path clears this and the next request builds from the store.
   bool context_current_ = false;
+  const bool continuing_ = false;
 };
 
 std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
@@ -386,6 +418,13 @@ std::vector<std::string> TurnRunner::count_result(bool failed, bool refused) {
 asio::awaitable<void> TurnRunner::run() {
   tools_ = bind_tools();
   tools_off_ = run_.failure_streak >= kFailuresBeforeToolsOff;
+  if (continuing_) {
+    const bool goes_on = co_await continue_wait();
+    if (!goes_on) {
+      flush_events();
+      co_return;
+    }
+  }
   // (Not `while (co_await step())`: g++ 12 miscompiles co_await in a loop condition.)
   for (;;) {
     const bool more = co_await step();
@@ -635,7 +674,7 @@ asio::awaitable<bool> TurnRunner::step() {
   co_return true;
 }
 
-TurnRunner::CallDecision TurnRunner::decide(const PlannedCall& call) const {
+TurnRunner::CallDecision TurnRunner::decide(const PlannedCall& call, bool approved) const {
   CallDecision d;
   if (tools_off_) {
     d.immediate_error = Error(codes::kToolFailed, "Not run: tools are disabled for the rest of this turn.");
@@ -654,9 +693,16 @@ TurnRunner::CallDecision TurnRunner::decide(const PlannedCall& call) const {
   } else if (auto resolved = d.tool->implementation->resolve_target(call.arguments); !resolved) {
     d.immediate_error = resolved.error();
   } else {
-    GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, *resolved};
-    GateVerdict verdict = engine_.deps().gatekeeper->check(gate);
-    if (verdict.kind == GateVerdict::Kind::kDeny) d.refusal = verdict.reason;
+    d.target = *resolved;
+    GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, d.target};
+    d.verdict = engine_.deps().gatekeeper->check(gate);
+    if (d.verdict.kind == GateVerdict::Kind::kDeny) {
+      d.refusal = d.verdict.reason;
+    } else if (d.verdict.kind == GateVerdict::Kind::kAsk && !approved) {
+      d.ask = true;
+    } else {
+      d.interaction = d.tool->implementation->plan_interaction(call.arguments);
+    }
   }
   return d;
 }
@@ -725,6 +771,11 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
     follow(written->first);
     publish_nodes(written->first);
     co_return true;
+  }
+
+  if (decision.ask || decision.interaction) {
+    co_await suspend(call, std::move(decision));
+    co_return false;
   }
 
   if (decision.needs_dispatch_record() && !dispatch_recorded) {
@@ -804,6 +855,244 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   answered(call.tool_call_id);
   follow(settled->first);
   publish_nodes(settled->first);
+  co_return true;
+}
+
+json TurnRunner::approval_request(const PlannedCall& call, const CallDecision& decision) const {
+  return approval_request_json(ApprovalSubject{.tool_call_id = call.tool_call_id,
+                                               .call_node_id = call.call_node_id,
+                                               .descriptor = decision.tool->descriptor.get(),
+                                               .arguments = &call.arguments,
+                                               .target = decision.target,
+                                               .verdict = decision.verdict});
+}
+
+asio::awaitable<void> TurnRunner::suspend(PlannedCall call, CallDecision decision) {
+  // Steers already admitted stay pending; the continuation's first request takes them.
+  const uint64_t initiated = actor_->gate->hold();
+  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
+  const bool approval = decision.ask;
+  const std::string wait_id = new_id();
+  json pending = dispatch_record(call);
+  pending[approval ? "approvalId" : "interactionId"] = wait_id;
+  struct Waiting {
+    RunRecord run;
+    std::optional<ApprovalRecord> approval;
+    std::optional<InteractionRecord> interaction;
+  };
+  auto written = engine_.write([&](Transaction& tx) -> Result<Waiting> {
+    Waiting w;
+    if (approval) {
+      ApprovalRecord record;
+      record.id = wait_id;
+      record.run_id = run_.id;
+      record.tool_call_id = call.tool_call_id;
+      record.request = approval_request(call, decision);
+      w.approval = KEEL_TRY(engine_.interactions().create_approval(tx, std::move(record)));
+    } else {
+      const InteractionPlan& plan = *decision.interaction;
+      InteractionRecord record;
+      record.id = wait_id;
+      record.run_id = run_.id;
+      record.kind = plan.kind;
+      record.request = {{"toolCallId", call.tool_call_id},
+                        {"toolName", call.name},
+                        {"callNodeId", call.call_node_id},
+                        {"prompt", plan.request}};
+      if (plan.due_in_ms) record.due_at = clock().now_unix_ms() + *plan.due_in_ms;
+      w.interaction = KEEL_TRY(engine_.interactions().create_interaction(tx, std::move(record)));
+    }
+    RunUpdate update;
+    update.pending_tool = pending;
+    w.run = KEEL_TRY(engine_.runs().transition_from(
+        tx, run_, approval ? RunState::kWaitingApproval : RunState::kWaitingInteraction, update));
+    return w;
+  });
+  if (!written) {
+    report_unpersisted(written.error());
+    co_return;
+  }
+  run_ = written->run;
+  publish_run();
+  HeldWait held;
+  held.run_id = run_.id;
+  held.kind = approval ? "approval" : "interaction";
+  held.id = wait_id;
+  actor_->waiting = std::move(held);
+  if (approval) {
+    publish("approval.request", approval_event(*written->approval, run_));
+  } else {
+    publish("interaction.request", interaction_event(*written->interaction, run_));
+    if (written->interaction->due_at) engine_.arm_timer(actor_, *written->interaction);
+  }
+}
+
+Result<std::vector<PlannedCall>> TurnRunner::calls_without_results(Transaction& tx) {
+  ThreadRecord thread = KEEL_TRY(engine_.threads().get(tx, thread_id()));
+  std::vector<PlannedCall> calls;
+  if (!thread.leaf_node_id) return calls;
+  // Back from the leaf to the run's last assistant message: its calls, and the results written since.
+  std::unordered_set<std::string> answered_ids;
+  std::vector<NodeRecord> call_nodes;
+  std::optional<std::string> at = thread.leaf_node_id;
+  while (at) {
+    NodeRecord node = KEEL_TRY(engine_.threads().get_node(tx, *at));
+    if (node.kind == NodeKind::kAssistantMessage) break;
+    if (node.kind == NodeKind::kToolResult) answered_ids.insert(node.body.value("toolCallId", ""));
+    if (node.kind == NodeKind::kToolCall && node.run_id == run_.id) call_nodes.push_back(node);
+    at = node.parent_id;
+  }
+  std::reverse(call_nodes.begin(), call_nodes.end());
+  for (const NodeRecord& node : call_nodes) {
+    ToolCallBody body = KEEL_TRY(decode_tool_call(node.body));
+    if (answered_ids.contains(body.tool_call_id)) continue;
+    PlannedCall call;
+    call.call_node_id = node.id;
+    call.result_node_id = new_id();
+    call.tool_call_id = body.tool_call_id;
+    call.original_id = node.body.value("providerToolCallId", body.tool_call_id);
+    call.name = body.name;
+    call.arguments = body.arguments;
+    if (node.body.contains("argumentsText")) {
+      call.arguments_text = node.body.value("argumentsText", "");
+      call.argument_error = Error(codes::kToolArgumentsNotJson,
+                                  "the arguments are not a valid JSON object: " + call.arguments_text.substr(0, 200));
+    }
+    calls.push_back(std::move(call));
+  }
+  return calls;
+}
+
+asio::awaitable<bool> TurnRunner::continue_wait() {
+  actor_->gate->reopen();
+  struct Pending {
+    std::vector<PlannedCall> calls;
+    std::optional<ApprovalRecord> approval;
+    std::optional<InteractionRecord> interaction;
+  };
+  Result<Pending> loaded = [&]() -> Result<Pending> {
+    auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
+    Pending p;
+    run_ = KEEL_TRY(engine_.runs().get(*tx, run_.id));
+    p.calls = KEEL_TRY(calls_without_results(*tx));
+    const json pending = run_.pending_tool.value_or(json::object());
+    if (pending.contains("approvalId")) {
+      p.approval = KEEL_TRY(engine_.interactions().get_approval(*tx, pending["approvalId"].get<std::string>()));
+    } else if (pending.contains("interactionId")) {
+      p.interaction =
+          KEEL_TRY(engine_.interactions().get_interaction(*tx, pending["interactionId"].get<std::string>()));
+    }
+    KEEL_TRY(tx->commit());
+    return p;
+  }();
+  if (!loaded) {
+    co_await finish_failed(loaded.error());
+    co_return false;
+  }
+  unanswered_ = loaded->calls;
+  if (cancel_.is_cancelled()) {  // the wait was withdrawn: every open call is answered as interrupted
+    co_await finish_interrupted("", std::nullopt);
+    co_return false;
+  }
+  std::vector<PlannedCall> calls = loaded->calls;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const bool more_after = i + 1 < calls.size();
+    const bool waited_on = i == 0 && (loaded->approval || loaded->interaction);
+    bool goes_on = false;
+    if (waited_on && loaded->approval) {
+      goes_on = co_await run_approved(calls[i], more_after, *loaded->approval);
+    } else if (waited_on) {
+      goes_on = co_await finish_interaction(calls[i], more_after, *loaded->interaction);
+    } else {
+      goes_on = co_await run_call(calls[i], more_after, std::nullopt, false);
+    }
+    if (!goes_on) co_return false;
+  }
+  if (calls.empty() && run_.state != RunState::kStreamingModel) {
+    // Nothing was left to answer (the results committed before a restart): the run goes on to the model.
+    auto moved = engine_.write([&](Transaction& tx) -> Result<RunRecord> {
+      RunUpdate update;
+      update.clear_pending_tool = run_.pending_tool.has_value();
+      return engine_.runs().transition_from(tx, run_, RunState::kStreamingModel, update);
+    });
+    if (!moved) {
+      report_unpersisted(moved.error());
+      co_return false;
+    }
+    run_ = *moved;
+    publish_run();
+  }
+  co_return true;
+}
+
+asio::awaitable<bool> TurnRunner::run_approved(PlannedCall call, bool more_after, ApprovalRecord approval) {
+  const json decision = approval.decision.value_or(json::object());
+  const std::string choice = decision.value("decision", "");
+  CallDecision d;
+  if (choice != "accept" && choice != "acceptForSite") {
+    std::string refusal = "the user declined the call";
+    if (decision.contains("reason") && decision["reason"].is_string() && !decision["reason"].get<std::string>().empty()) {
+      refusal += ": " + decision["reason"].get<std::string>();
+    }
+    d.refusal = refusal + ". Do not repeat it; ask the user or choose another way.";
+  } else {
+    // Re-verified before dispatch (spec §6.1): the same tool, the same target, and a gatekeeper that still
+    // does not refuse it under the rules and host permissions in force now.
+    d = decide(call, /*approved=*/true);
+    const json approved_tool = approval.request.value("tool", json::object());
+    const ToolTarget approved_target = target_from_json(approval.request.value("target", json::object()));
+    if (d.runs() && d.tool->descriptor->digest != approved_tool.value("digest", "")) {
+      d.refusal = "the tool " + call.name + " changed since it was approved; it was not run. Call it again to "
+                  "ask for a new approval.";
+    } else if (d.runs() && !(d.target == approved_target)) {
+      d.refusal = "the call's target changed since it was approved (approved: " +
+                  target_json(approved_target).dump() + ", now: " + target_json(d.target).dump() +
+                  "); it was not run. Inspect the page again before deciding what to do.";
+    } else if (d.ask) {
+      d.ask = false;  // the person's approval is what the verdict asked for
+      d.interaction = d.tool->implementation->plan_interaction(call.arguments);
+    }
+  }
+  co_return co_await run_call(std::move(call), more_after, std::move(d), false);
+}
+
+asio::awaitable<bool> TurnRunner::finish_interaction(PlannedCall call, bool more_after,
+                                                     InteractionRecord interaction) {
+  const RunState after = more_after ? RunState::kExecutingTool : RunState::kStreamingModel;
+  const RegisteredTool* tool = tools_->find(call.name);
+  const json prompt = interaction.request.value("prompt", json::object());
+  auto settled = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+    // Claimed once, in the transaction that appends the result: exactly one continuation writes it.
+    InteractionRecord claimed = KEEL_TRY(engine_.interactions().claim(tx, interaction.id));
+    const json response = claimed.response.value_or(json::object());
+    ToolResult result;
+    if (tool != nullptr) {
+      result = tool->implementation->complete_interaction(prompt, response);
+    } else {
+      result = text_result("The answer to " + call.name + " was: " + response.dump());
+    }
+    BoundedToolOutput bounded = bound_tool_output(std::move(result), engine_.options().max_tool_output_chars);
+    auto body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
+                                                           .content = bounded.content,
+                                                           .is_error = false,
+                                                           .details = bounded.details}));
+    body["interactionId"] = interaction.id;
+    std::vector<NodeRecord> nodes;
+    nodes.push_back(KEEL_TRY(engine_.threads().append(
+        tx, make_node(call.result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
+    RunUpdate update;
+    update.clear_pending_tool = run_.pending_tool.has_value();
+    RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, after, update));
+    return std::make_pair(std::move(nodes), std::move(run));
+  });
+  if (!settled) {
+    report_unpersisted(settled.error());
+    co_return false;
+  }
+  run_ = settled->second;
+  answered(call.tool_call_id);
+  publish_nodes(settled->first);
+  publish_run();
   co_return true;
 }
 
@@ -966,8 +1255,8 @@ asio::awaitable<void> drive_title(std::shared_ptr<TitleTask> task) { co_await ta
 }  // namespace
 
 void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
-                       CancellationToken cancel) {
-  auto runner = std::make_shared<TurnRunner>(engine, actor, std::move(run), std::move(cancel));
+                       CancellationToken cancel, bool continuing) {
+  auto runner = std::make_shared<TurnRunner>(engine, actor, std::move(run), std::move(cancel), continuing);
   Strand strand = actor->strand;
   asio::co_spawn(strand, drive_turn(runner), [&engine, actor, runner](std::exception_ptr failure) {
     if (failure) {

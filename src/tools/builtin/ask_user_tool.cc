@@ -1,9 +1,9 @@
-// tools/builtin/ask_user_tool.cc — the ask_user tool: a thin adapter onto UserPrompter.
+// tools/builtin/ask_user_tool.cc — the ask_user tool: a question as a durable interaction.
 #include "tools/builtin/ask_user_tool.h"
 
-#include <atomic>
-#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "keel/error_codes.h"
 #include "tools/builtin/tool_support.h"
@@ -11,6 +11,8 @@
 namespace keel::builtin {
 
 namespace {
+
+constexpr size_t kMaxAnswerBytes = 64 * 1024;
 
 ToolSpec ask_user_spec() {
   ToolSpec spec;
@@ -38,43 +40,42 @@ ToolSpec ask_user_spec() {
 
 }  // namespace
 
-AskUserTool::AskUserTool(UserPrompter& prompter) : prompter_(prompter), spec_(ask_user_spec()) {}
+AskUserTool::AskUserTool() : spec_(ask_user_spec()) {}
 
-void AskUserTool::execute(ToolCallContext context, nlohmann::json params,
-                          std::function<void(Result<ToolResult>)> done) {
-  if (context.cancel.is_cancelled()) {
-    done(fail(cancelled_error(context.cancel)));
-    return;
-  }
-  const auto question = params.find("question");
-  if (question == params.end() || !question->is_string() || question->get_ref<const std::string&>().empty()) {
-    done(fail(codes::kInvalidArgument, "/question: must be a non-empty string"));
-    return;
-  }
+void AskUserTool::execute(ToolCallContext, nlohmann::json, std::function<void(Result<ToolResult>)> done) {
+  done(fail(codes::kInvalidArgument, "ask_user runs as an interaction: the engine asks the user"));
+}
+
+std::optional<InteractionPlan> AskUserTool::plan_interaction(const nlohmann::json& params) const {
   std::vector<std::string> choices;
   if (const auto it = params.find("choices"); it != params.end() && it->is_array()) {
     for (const auto& choice : *it) {
       if (choice.is_string()) choices.push_back(choice.get<std::string>());
     }
   }
-  nlohmann::json asked = {{"question", *question}, {"choices", choices}};
-  auto answered_once = std::make_shared<std::atomic<bool>>(false);
-  prompter_.ask(
-      context.tool_call_id, context.thread_id, question->get<std::string>(), std::move(choices),
-      context.cancel,
-      [done = std::move(done), asked = std::move(asked), answered_once](Result<std::string> answer) {
-        if (answered_once->exchange(true)) return;
-        if (!answer) {
-          done(fail(answer.error()));
-          return;
-        }
-        const std::string text = valid_utf8(*answer);
-        nlohmann::json details = asked;
-        details["answer"] = text;
-        // The model must see that an empty reply was an answer, not a missing result.
-        std::string content = text.empty() ? "(the user answered with an empty message)" : text;
-        done(text_result(std::move(content), std::move(details)));
-      });
+  return InteractionPlan{.kind = "ask_user",
+                         .request = {{"question", params.value("question", "")}, {"choices", choices}}};
+}
+
+Result<void> AskUserTool::check_response(const nlohmann::json&, const nlohmann::json& response) const {
+  const auto answer = response.is_object() ? response.find("answer") : response.end();
+  if (!response.is_object() || answer == response.end() || !answer->is_string()) {
+    return fail(codes::kInvalidArgument, "an answer to ask_user is {\"answer\": \"<text>\"}");
+  }
+  const std::string& text = answer->get_ref<const std::string&>();
+  if (text.size() > kMaxAnswerBytes) {
+    return fail(codes::kInvalidArgument, "the answer is longer than " + std::to_string(kMaxAnswerBytes) + " bytes");
+  }
+  if (valid_utf8(text) != text) return fail(codes::kInvalidArgument, "the answer is not valid UTF-8");
+  return {};
+}
+
+ToolResult AskUserTool::complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const {
+  const std::string text = valid_utf8(response.value("answer", ""));
+  nlohmann::json details = request;
+  details["answer"] = text;
+  // The model must see that an empty reply was an answer, not a missing result.
+  return text_result(text.empty() ? "(the user answered with an empty message)" : text, std::move(details));
 }
 
 }  // namespace keel::builtin

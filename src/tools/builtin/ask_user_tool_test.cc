@@ -1,136 +1,104 @@
-// Tests for the ask_user tool (tools/builtin/ask_user_tool.h) with a fake prompter.
+// Tests for the interaction tools: ask_user (tools/builtin/ask_user_tool.h) and set_timer
+// (tools/builtin/timer_tool.h). The engine's side (persisting, claiming, restarts) is tested in
+// engine/interaction_test.cc.
 #include "tools/builtin/ask_user_tool.h"
 
 #include <gtest/gtest.h>
 
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "keel/error_codes.h"
 #include "keel/tool_registry.h"
+#include "tools/builtin/timer_tool.h"
 
 namespace keel::builtin {
 namespace {
 
-// Records the question; the test answers it later through `answered`.
-class FakePrompter final : public UserPrompter {
- public:
-  void ask(std::string tool_call_id, std::string thread_id, std::string question,
-           std::vector<std::string> choices, CancellationToken cancel,
-           std::function<void(Result<std::string>)> answered) override {
-    ++asked;
-    asked_call_id = std::move(tool_call_id);
-    asked_thread_id = std::move(thread_id);
-    asked_question = std::move(question);
-    asked_choices = std::move(choices);
-    asked_cancel = std::move(cancel);
-    answer = std::move(answered);
+TEST(AskUserToolTest, PlansAnAskUserInteractionWithTheQuestionAndChoices) {
+  AskUserTool tool;
+  auto plan = tool.plan_interaction({{"question", "Which branch?"}, {"choices", {"main", "dev"}}});
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->kind, "ask_user");
+  EXPECT_EQ(plan->request, (nlohmann::json{{"question", "Which branch?"}, {"choices", {"main", "dev"}}}));
+  EXPECT_FALSE(plan->due_in_ms.has_value());
+}
+
+TEST(AskUserToolTest, TheAnswerBecomesTheContentVerbatimWithTheQuestionInDetails) {
+  AskUserTool tool;
+  const nlohmann::json request = {{"question", "Which branch?"}, {"choices", {"main"}}};
+  ToolResult result = tool.complete_interaction(request, {{"answer", "dev, please"}});
+  ASSERT_EQ(result.content.size(), 1u);
+  EXPECT_EQ(result.content[0].text, "dev, please");
+  EXPECT_EQ(result.details["question"], "Which branch?");
+  EXPECT_EQ(result.details["answer"], "dev, please");
+}
+
+TEST(AskUserToolTest, AnEmptyAnswerIsSaidToBeOne) {
+  AskUserTool tool;
+  ToolResult result = tool.complete_interaction({{"question", "q"}}, {{"answer", ""}});
+  EXPECT_EQ(result.content[0].text, "(the user answered with an empty message)");
+}
+
+TEST(AskUserToolTest, ResponsesThatAreNotATextAnswerAreRefused) {
+  AskUserTool tool;
+  const nlohmann::json request = {{"question", "q"}};
+  EXPECT_TRUE(tool.check_response(request, {{"answer", "yes"}}).has_value());
+  for (const nlohmann::json& bad : {nlohmann::json("yes"), nlohmann::json::object(),
+                                    nlohmann::json{{"answer", 3}}, nlohmann::json{{"answer", nullptr}},
+                                    nlohmann::json{{"answer", std::string(70000, 'a')}},
+                                    nlohmann::json{{"answer", std::string("\xff\xfe")}}}) {
+    auto checked = tool.check_response(request, bad);
+    ASSERT_FALSE(checked.has_value()) << bad.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    EXPECT_EQ(checked.error().code(), codes::kInvalidArgument);
   }
-
-  int asked = 0;
-  std::string asked_call_id;
-  std::string asked_thread_id;
-  std::string asked_question;
-  std::vector<std::string> asked_choices;
-  CancellationToken asked_cancel;
-  std::function<void(Result<std::string>)> answer;
-};
-
-struct Outcome {
-  int calls = 0;
-  std::optional<Result<ToolResult>> result;
-  std::function<void(Result<ToolResult>)> done() {
-    return [this](Result<ToolResult> r) {
-      ++calls;
-      result = std::move(r);
-    };
-  }
-};
-
-ToolCallContext context(CancellationToken cancel = {}) {
-  return ToolCallContext{"call-7", "thread-3", std::move(cancel), [](ToolProgress) {}};
 }
 
-TEST(AskUserToolTest, PassesTheQuestionAndReturnsTheAnswerAsContent) {
-  FakePrompter prompter;
-  AskUserTool tool(prompter);
-  Outcome outcome;
-  tool.execute(context(), {{"question", "Which branch?"}, {"choices", {"main", "dev"}}}, outcome.done());
-  ASSERT_EQ(prompter.asked, 1);
-  EXPECT_EQ(prompter.asked_call_id, "call-7");
-  EXPECT_EQ(prompter.asked_thread_id, "thread-3");
-  EXPECT_EQ(prompter.asked_question, "Which branch?");
-  EXPECT_EQ(prompter.asked_choices, (std::vector<std::string>{"main", "dev"}));
-  EXPECT_EQ(outcome.calls, 0);  // waits for the user
-
-  prompter.answer(std::string("dev"));
-  ASSERT_EQ(outcome.calls, 1);
-  ASSERT_TRUE(outcome.result->has_value());
-  ASSERT_EQ((*outcome.result)->content.size(), 1u);
-  EXPECT_EQ((*outcome.result)->content[0].text, "dev");
-  EXPECT_EQ((*outcome.result)->details.at("answer"), "dev");
-  EXPECT_EQ((*outcome.result)->details.at("question"), "Which branch?");
+TEST(AskUserToolTest, ExecutingItDirectlyIsAnErrorNotAHang) {
+  AskUserTool tool;
+  std::optional<Result<ToolResult>> outcome;
+  tool.execute(ToolCallContext{"c", "t", {}, [](ToolProgress) {}}, {{"question", "q"}},
+               [&](Result<ToolResult> r) { outcome = std::move(r); });
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_FALSE(outcome->has_value());
 }
 
-TEST(AskUserToolTest, WithoutChoicesTheAnswerIsFreeForm) {
-  FakePrompter prompter;
-  AskUserTool tool(prompter);
-  Outcome outcome;
-  tool.execute(context(), {{"question", "Name?"}}, outcome.done());
-  EXPECT_TRUE(prompter.asked_choices.empty());
-  prompter.answer(std::string(""));
-  ASSERT_TRUE(outcome.result->has_value());
-  EXPECT_EQ((*outcome.result)->content[0].text, "(the user answered with an empty message)");
+TEST(AskUserToolTest, RegistersAsATrustedBuiltinRead) {
+  ToolRegistry registry;
+  auto descriptor = registry.register_tool(std::make_shared<AskUserTool>());
+  ASSERT_TRUE(descriptor.has_value()) << descriptor.error().to_string();
+  EXPECT_EQ((*descriptor)->effects, ToolEffects::kRead);
+  EXPECT_EQ((*descriptor)->trust, ToolTrust::kTrusted);
 }
 
-TEST(AskUserToolTest, PrompterErrorsBecomeTheCallsError) {
-  FakePrompter prompter;
-  AskUserTool tool(prompter);
-  Outcome outcome;
-  CancellationSource source;
-  tool.execute(context(source.token()), {{"question", "Proceed?"}}, outcome.done());
-  source.cancel();
-  ASSERT_TRUE(prompter.asked_cancel.is_cancelled());  // the prompter got the call's token
-  prompter.answer(fail(codes::kCancelled, "cancelled"));
-  ASSERT_EQ(outcome.calls, 1);
-  ASSERT_FALSE(outcome.result->has_value());
-  EXPECT_EQ(outcome.result->error().code(), codes::kCancelled);
+TEST(TimerToolTest, PlansATimerDueAfterTheGivenSeconds) {
+  TimerTool tool;
+  auto plan = tool.plan_interaction({{"seconds", 2.5}, {"note", "check the build"}});
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->kind, "timer");
+  EXPECT_EQ(plan->due_in_ms, 2500);
+  EXPECT_EQ(plan->request["note"], "check the build");
 }
 
-TEST(AskUserToolTest, ASecondAnswerIsIgnored) {
-  FakePrompter prompter;
-  AskUserTool tool(prompter);
-  Outcome outcome;
-  tool.execute(context(), {{"question", "Proceed?"}}, outcome.done());
-  prompter.answer(std::string("yes"));
-  prompter.answer(std::string("no"));
-  EXPECT_EQ(outcome.calls, 1);
-  EXPECT_EQ((*outcome.result)->content[0].text, "yes");
+TEST(TimerToolTest, CannotBeAnsweredByAPerson) {
+  TimerTool tool;
+  auto checked = tool.check_response({{"seconds", 1}}, {{"firedAtMs", 5}});
+  ASSERT_FALSE(checked.has_value());
+  EXPECT_EQ(checked.error().code(), codes::kInvalidArgument);
 }
 
-TEST(AskUserToolTest, AlreadyCancelledCallDoesNotAsk) {
-  FakePrompter prompter;
-  AskUserTool tool(prompter);
-  Outcome outcome;
-  CancellationSource source;
-  source.cancel();
-  tool.execute(context(source.token()), {{"question", "Proceed?"}}, outcome.done());
-  EXPECT_EQ(prompter.asked, 0);
-  ASSERT_EQ(outcome.calls, 1);
-  EXPECT_EQ(outcome.result->error().code(), codes::kCancelled);
+TEST(TimerToolTest, TheResultSaysTheTimerFired) {
+  TimerTool tool;
+  ToolResult result = tool.complete_interaction({{"seconds", 60}, {"note", "build"}}, {{"firedAtMs", 1234}});
+  EXPECT_EQ(result.content[0].text, "The timer of 60 s fired (build).");
+  EXPECT_EQ(result.details["firedAtMs"], 1234);
 }
 
-TEST(AskUserToolTest, SchemaRequiresAQuestionAndStringChoices) {
-  FakePrompter prompter;
-  AskUserTool tool(prompter);
-  auto validator = compile_parameter_schema(tool.spec().parameters).value();
-  EXPECT_TRUE(validator->validate({{"question", "Q?"}}).has_value());
-  EXPECT_TRUE(validator->validate({{"question", "Q?"}, {"choices", {"a", "b"}}}).has_value());
-  EXPECT_FALSE(validator->validate(nlohmann::json::object()).has_value());
-  EXPECT_FALSE(validator->validate({{"question", ""}}).has_value());
-  EXPECT_FALSE(validator->validate({{"question", "Q?"}, {"choices", {1, 2}}}).has_value());
-  EXPECT_FALSE(validator->validate({{"question", "Q?"}, {"default", "a"}}).has_value());
+TEST(TimerToolTest, TheSchemaBoundsTheDelay) {
+  ToolRegistry registry;
+  ASSERT_TRUE(registry.register_tool(std::make_shared<TimerTool>()).has_value());
+  const RegisteredTool* tool = registry.snapshot()->find("set_timer");
+  ASSERT_NE(tool, nullptr);
+  EXPECT_TRUE(tool->validator->validate({{"seconds", 30}}).has_value());
+  EXPECT_FALSE(tool->validator->validate({{"seconds", 0}}).has_value());
+  EXPECT_FALSE(tool->validator->validate({{"seconds", TimerTool::kMaxSeconds + 1}}).has_value());
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/builtin/ask_user_tool.h"
+#include "tools/builtin/timer_tool.h"
 #include "tools/builtin/wait_tool.h"
 #include "tools/builtin/workspace_read_tools.h"
 #include "tools/builtin/workspace_write_tools.h"
@@ -23,7 +25,10 @@ Result<void> register_builtin_tools(ToolRegistry& registry, const BuiltinToolsOp
     tools.push_back(std::make_shared<EditFileTool>(workspace));
   }
   if (options.scheduler != nullptr) tools.push_back(std::make_shared<WaitTool>(*options.scheduler));
-  if (options.prompter != nullptr) tools.push_back(std::make_shared<AskUserTool>(*options.prompter));
+  if (options.interactions) {
+    tools.push_back(std::make_shared<AskUserTool>());
+    tools.push_back(std::make_shared<TimerTool>());
+  }
 
   std::vector<std::string> registered;
   for (auto& tool : tools) {

@@ -3,7 +3,7 @@
 // Each family is registered only when its dependency is given:
 //   workspace_root -> list_files, read_file, search_files, write_file, edit_file (confined to that folder)
 //   scheduler      -> wait
-//   prompter       -> ask_user
+//   interactions   -> ask_user, set_timer (durable interactions the engine keeps, keel/tool.h)
 #pragma once
 
 #include <filesystem>
@@ -21,7 +21,7 @@ struct BuiltinToolsOptions {
   std::optional<std::filesystem::path> workspace_root = std::nullopt;
   WorkspaceLimits workspace_limits = {};
   Scheduler* scheduler = nullptr;    // must outlive the registered wait tool's calls
-  UserPrompter* prompter = nullptr;  // must outlive the registered ask_user tool and its calls
+  bool interactions = false;
 };
 
 // All or nothing: on an error (a workspace root that does not exist, a name already registered) the

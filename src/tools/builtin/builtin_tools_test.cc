@@ -21,12 +21,6 @@ class NullScheduler final : public Scheduler {
   }
 };
 
-class NullPrompter final : public UserPrompter {
- public:
-  void ask(std::string, std::string, std::string, std::vector<std::string>, CancellationToken,
-           std::function<void(Result<std::string>)>) override {}
-};
-
 std::set<std::string> names(const ToolRegistry& registry) {
   std::set<std::string> result;
   for (const auto& [name, tool] : registry.snapshot()->tools()) result.insert(name);
@@ -36,13 +30,12 @@ std::set<std::string> names(const ToolRegistry& registry) {
 TEST(BuiltinToolsTest, RegistersEveryFamilyWhoseDependencyIsGiven) {
   testing::TempDir temp;
   NullScheduler scheduler;
-  NullPrompter prompter;
   ToolRegistry registry;
   ASSERT_TRUE(register_builtin_tools(
-                  registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .prompter = &prompter})
+                  registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .interactions = true})
                   .has_value());
   EXPECT_EQ(names(registry), (std::set<std::string>{"ask_user", "edit_file", "list_files", "read_file",
-                                                    "search_files", "wait", "write_file"}));
+                                                    "search_files", "set_timer", "wait", "write_file"}));
 }
 
 TEST(BuiltinToolsTest, RegistersOnlyTheFamiliesWhoseDependencyIsGiven) {
@@ -63,10 +56,9 @@ TEST(BuiltinToolsTest, RegistersOnlyTheFamiliesWhoseDependencyIsGiven) {
 TEST(BuiltinToolsTest, EveryBuiltinIsATrustedLocalToolWithAClosedSchema) {
   testing::TempDir temp;
   NullScheduler scheduler;
-  NullPrompter prompter;
   ToolRegistry registry;
   ASSERT_TRUE(register_builtin_tools(
-                  registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .prompter = &prompter})
+                  registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .interactions = true})
                   .has_value());
   const std::set<std::string> writers = {"write_file", "edit_file"};
   for (const auto& [name, tool] : registry.snapshot()->tools()) {

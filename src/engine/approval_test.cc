@@ -1,0 +1,357 @@
+// Approvals through the whole engine (spec §2, §5, §5.1, §6.1): the real PolicyGatekeeper on the test's
+// store, a scripted model, and tools that count their executions.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_harness.h"
+#include "policy/policy_gatekeeper.h"
+#include "store/interaction_repository.h"
+
+namespace keel {
+namespace {
+
+using nlohmann::json;
+using testing::EngineHarness;
+using testing::ScriptedResponse;
+
+// A page tool (level L1, a write) whose target is the origin the page is on now.
+class PageTool final : public AgentTool {
+ public:
+  explicit PageTool(std::shared_ptr<std::string> origin) : origin_(std::move(origin)) {
+    spec_ = testing::simple_spec("page_click", ToolEffects::kWrite);
+    spec_.level = ToolLevel::kL1;
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  Result<ToolTarget> resolve_target(const json&) const override { return ToolTarget{.origin = *origin_}; }
+  void execute(ToolCallContext, json, std::function<void(Result<ToolResult>)> done) override {
+    ++runs;
+    done(text_result("clicked"));
+  }
+  std::atomic<int> runs{0};
+
+ private:
+  std::shared_ptr<std::string> origin_;
+  ToolSpec spec_;
+};
+
+class ApprovalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto counted = std::make_shared<testing::LambdaTool>(
+        testing::simple_spec("save", ToolEffects::kWrite), [this](ToolCallContext, json params, auto done) {
+          ++saves;
+          done(text_result("saved " + params.value("text", "")));
+        });
+    ASSERT_TRUE(h.tools.register_tool(counted));
+    page = std::make_shared<PageTool>(origin);
+    ASSERT_TRUE(h.tools.register_tool(page));
+    open_gatekeeper();
+    h.start();
+    thread = h.create_thread();
+  }
+  void open_gatekeeper(PolicyMode mode = PolicyMode::kAskWrites) {
+    h.set_gatekeeper(nullptr);
+    auto opened = PolicyGatekeeper::open(h.store(), h.clock, h.ids, mode);
+    ASSERT_TRUE(opened) << opened.error().to_string();
+    gate = std::move(opened).value();
+    h.set_gatekeeper(gate.get());
+  }
+  // Drops the engine and its gatekeeper and builds both again on the same store: a restart.
+  void restart() {
+    h.stop();
+    open_gatekeeper();
+    h.start();
+  }
+  // A turn whose model calls `tool` once, then answers "done"; returns its approval.request.
+  AgentEvent turn_that_asks(const std::string& tool = "save", const std::string& text = "a") {
+    h.provider.push(ScriptedResponse::tool_calls({{"c1", tool, json{{"text", text}}.dump()}}));
+    h.provider.push(ScriptedResponse::text("done"));
+    const size_t asked = h.log.of_type("approval.request").size();
+    AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+    EXPECT_EQ(ack.type, "command.ack") << ack.payload.dump();
+    return h.wait_event(thread, "approval.request", asked + 1);
+  }
+  AgentEvent respond(const std::string& approval_id, const std::string& decision, json extra = json::object()) {
+    json params = {{"threadId", thread}, {"approvalId", approval_id}, {"decision", decision}};
+    for (auto& [key, value] : extra.items()) params[key] = value;
+    return h.request("approval.response", params);
+  }
+  size_t count_kind(const std::string& kind) {
+    size_t n = 0;
+    for (const std::string& k : h.kinds(thread)) n += k == kind;
+    return n;
+  }
+  const NodeRecord* last_result() {
+    static thread_local std::vector<NodeRecord> path;
+    path = h.path(thread);
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      if (it->kind == NodeKind::kToolResult) return &*it;
+    }
+    return nullptr;
+  }
+
+  EngineHarness h;
+  std::unique_ptr<PolicyGatekeeper> gate;
+  std::shared_ptr<std::string> origin = std::make_shared<std::string>("https://shop.example");
+  std::shared_ptr<PageTool> page;
+  std::atomic<int> saves{0};
+  std::string thread;
+};
+
+TEST_F(ApprovalTest, AWriteAsksWithTheFullCallAndTheRunWaitsDurably) {
+  AgentEvent asked = turn_that_asks("save", "hello");
+  const json& p = asked.payload;
+  EXPECT_EQ(p["tool"]["name"], "save");
+  EXPECT_EQ(p["tool"]["effects"], "write");
+  EXPECT_EQ(p["arguments"], (json{{"text", "hello"}}));
+  EXPECT_EQ(p["offers"], (json{"accept", "acceptForSite", "decline"}));
+  EXPECT_FALSE(p.value("tool", json::object()).value("digest", "").empty());
+  const RunRecord run = h.run(p["runId"]);
+  EXPECT_EQ(run.state, RunState::kWaitingApproval);
+  EXPECT_EQ(run.pending_tool.value_or(json::object()).value("approvalId", ""), p["approvalId"]);
+  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
+                                                         "tool_call"}));
+  EXPECT_EQ(saves, 0);
+}
+
+TEST_F(ApprovalTest, AcceptRunsTheCallOnceAndTheTurnCompletes) {
+  AgentEvent asked = turn_that_asks();
+  AgentEvent ack = respond(asked.payload["approvalId"], "accept");
+  ASSERT_EQ(ack.type, "command.ack") << ack.payload.dump();
+  AgentEvent complete = h.wait_complete(thread, 1);
+  EXPECT_EQ(complete.payload["stopReason"], "end");
+  EXPECT_EQ(saves, 1);
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
+                                      "approval_decision", "tool_result", "assistant_message"}));
+  const NodeRecord* result = last_result();
+  ASSERT_NE(result, nullptr);
+  EXPECT_FALSE(result->body.value("isError", false));
+}
+
+TEST_F(ApprovalTest, DeclineTellsTheModelItWasRefusedAndDoesNotCountAsAFailure) {
+  AgentEvent asked = turn_that_asks();
+  ASSERT_EQ(respond(asked.payload["approvalId"], "decline", {{"reason", "not today"}}).type, "command.ack");
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(saves, 0);
+  const NodeRecord* result = last_result();
+  ASSERT_NE(result, nullptr);
+  EXPECT_TRUE(result->body.value("refused", false));
+  EXPECT_NE(result->body.dump().find("not today"), std::string::npos);
+  EXPECT_EQ(h.run(asked.payload["runId"]).failure_streak, 0);
+  // The model's next request carried the refusal.
+  const auto requests = h.provider.requests();
+  ASSERT_FALSE(requests.empty());
+  ASSERT_FALSE(requests.back().messages.empty());
+  ASSERT_FALSE(requests.back().messages.back().content.empty());
+  EXPECT_NE(requests.back().messages.back().content.front().text.find("declined"), std::string::npos);
+}
+
+TEST_F(ApprovalTest, AcceptForSiteWritesARuleSoTheSameCallRunsWithoutAskingNextTime) {
+  AgentEvent asked = turn_that_asks("page_click");
+  ASSERT_EQ(respond(asked.payload["approvalId"], "acceptForSite").type, "command.ack");
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(page->runs, 1);
+  EXPECT_EQ(gate->describe()["rules"].size(), 1u);
+  h.provider.push(ScriptedResponse::tool_calls({{"c2", "page_click", "{}"}}));
+  h.provider.push(ScriptedResponse::text("done again"));
+  h.run_turn(thread, "again");
+  EXPECT_EQ(page->runs, 2);
+  EXPECT_EQ(h.log.of_type("approval.request").size(), 1u);
+  // The rule is the site's, typed: another origin still asks.
+  *origin = "https://shop.example.evil.com";
+  turn_that_asks("page_click");
+}
+
+TEST_F(ApprovalTest, TheSameDecisionAgainIsAcknowledgedAndADifferentOneRefusedWithoutASecondAuditNode) {
+  AgentEvent asked = turn_that_asks();
+  const std::string id = asked.payload["approvalId"];
+  AgentEvent first = h.request_as("answer-1", "approval.response",
+                                  {{"threadId", thread}, {"approvalId", id}, {"decision", "accept"}});
+  ASSERT_EQ(first.type, "command.ack");
+  // The same submission again replays the receipt; the same payload under a new submission is ACKed as
+  // already settled; a different payload is refused with invalid_command. Live waiter, then no waiter.
+  for (int round = 0; round < 2; ++round) {
+    AgentEvent replay = h.request_as("answer-1", "approval.response",
+                                     {{"threadId", thread}, {"approvalId", id}, {"decision", "accept"}});
+    EXPECT_EQ(replay.type, "command.ack");
+    EXPECT_TRUE(replay.payload["replayed"].get<bool>());
+    AgentEvent same = respond(id, "accept");
+    EXPECT_EQ(same.type, "command.ack");
+    EXPECT_TRUE(same.payload["result"].value("alreadySettled", false));
+    AgentEvent other = respond(id, "decline");
+    ASSERT_EQ(other.type, "command.rejected");
+    EXPECT_EQ(other.payload["error"]["code"], codes::kInvalidCommand);
+    if (round == 0) h.wait_complete(thread, 1);
+  }
+  EXPECT_EQ(count_kind("approval_decision"), 1u);
+  EXPECT_EQ(count_kind("tool_result"), 1u);
+  EXPECT_EQ(saves, 1);
+}
+
+TEST_F(ApprovalTest, BadResponsesAreRefusedWithCodesAndChangeNothing) {
+  AgentEvent asked = turn_that_asks();
+  const std::string id = asked.payload["approvalId"];
+  auto code_of = [&](json params) {
+    params["threadId"] = params.value("threadId", thread);
+    AgentEvent answer = h.request("approval.response", params);
+    EXPECT_EQ(answer.type, "command.rejected") << answer.payload.dump();
+    return answer.payload["error"].value("code", "");
+  };
+  EXPECT_EQ(code_of({{"approvalId", "nope"}, {"decision", "accept"}}), codes::kApprovalNotFound);
+  EXPECT_EQ(code_of({{"approvalId", id}, {"decision", "maybe"}}), codes::kInvalidArgument);
+  EXPECT_EQ(code_of({{"approvalId", id}}), codes::kInvalidArgument);
+  EXPECT_EQ(code_of({{"approvalId", 7}, {"decision", "accept"}}), codes::kInvalidArgument);
+  EXPECT_EQ(code_of({{"approvalId", id}, {"decision", "accept"}, {"reason", 5}}), codes::kInvalidArgument);
+  const std::string other = h.create_thread();
+  EXPECT_EQ(code_of({{"threadId", other}, {"approvalId", id}, {"decision", "accept"}}),
+            codes::kApprovalThreadMismatch);
+  EXPECT_EQ(h.run(asked.payload["runId"]).state, RunState::kWaitingApproval);
+  EXPECT_EQ(count_kind("approval_decision"), 0u);
+  // Still answerable.
+  ASSERT_EQ(respond(id, "accept").type, "command.ack");
+  h.wait_complete(thread, 1);
+}
+
+TEST_F(ApprovalTest, AcceptForSiteIsRefusedWhenTheRequestDidNotOfferIt) {
+  ASSERT_EQ(h.request("policy.setMode", {{"threadId", thread}, {"mode", "ask_every_write"}}).type, "command.ack");
+  AgentEvent asked = turn_that_asks();
+  EXPECT_EQ(asked.payload["offers"], (json{"accept", "decline"}));
+  AgentEvent answer = respond(asked.payload["approvalId"], "acceptForSite");
+  ASSERT_EQ(answer.type, "command.rejected");
+  EXPECT_EQ(answer.payload["error"]["code"], codes::kApprovalNotOffered);
+}
+
+TEST_F(ApprovalTest, WhileAnApprovalWaitsTheThreadAcceptsEnqueueOnly) {
+  AgentEvent asked = turn_that_asks();
+  const std::string turn_id = asked.payload["turnId"];
+  auto code_of = [&](const std::string& method, json params) {
+    params["threadId"] = thread;
+    AgentEvent answer = h.request(method, params);
+    EXPECT_EQ(answer.type, "command.rejected") << method << " " << answer.payload.dump();
+    return answer.payload["error"].value("code", "");
+  };
+  EXPECT_EQ(code_of("turn.submit", {{"input", "x"}}), codes::kThreadWaiting);
+  EXPECT_EQ(code_of("turn.steer", {{"input", "x"}, {"expectedTurnId", turn_id}}), codes::kThreadWaiting);
+  EXPECT_EQ(code_of("thread.fork", {}), codes::kThreadWaiting);
+  EXPECT_EQ(code_of("thread.selectBranch", {{"leafNodeId", "x"}}), codes::kThreadWaiting);
+  EXPECT_EQ(code_of("run.resume", {}), codes::kThreadWaiting);
+  EXPECT_EQ(code_of("queue.start", {}), codes::kThreadWaiting);
+  EXPECT_EQ(h.request("turn.enqueue", {{"threadId", thread}, {"input", "next"}}).type, "command.ack");
+  AgentEvent routed = h.request("turn.input", {{"threadId", thread}, {"input", "after that"}});
+  ASSERT_EQ(routed.type, "command.ack");
+  EXPECT_EQ(routed.payload["result"]["action"], "enqueued");
+  // Once the continuation completed the turn, the queue runs.
+  h.provider.push(ScriptedResponse::text("next done"));
+  h.provider.push(ScriptedResponse::text("after done"));
+  ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
+  h.wait_complete(thread, 3);
+  EXPECT_EQ(saves, 1);
+}
+
+TEST_F(ApprovalTest, InterruptWithdrawsTheWaitAndALaterAnswerHasExpired) {
+  AgentEvent asked = turn_that_asks();
+  ASSERT_EQ(h.request("turn.interrupt", {{"threadId", thread}}).type, "command.ack");
+  AgentEvent complete = h.wait_complete(thread, 1);
+  EXPECT_EQ(complete.payload["stopReason"], "interrupted");
+  const NodeRecord* result = last_result();
+  ASSERT_NE(result, nullptr);
+  EXPECT_TRUE(result->body.value("interrupted", false));
+  AgentEvent late = respond(asked.payload["approvalId"], "accept");
+  ASSERT_EQ(late.type, "command.rejected");
+  EXPECT_EQ(late.payload["error"]["code"], codes::kApprovalExpired);
+  EXPECT_EQ(saves, 0);
+  // The thread is free again.
+  h.provider.push(ScriptedResponse::text("fine"));
+  EXPECT_EQ(h.run_turn(thread, "next").payload["stopReason"], "end");
+}
+
+TEST_F(ApprovalTest, AnApprovalSurvivesARestartIsSentAgainAndItsAnswerContinuesTheRun) {
+  AgentEvent asked = turn_that_asks();
+  const std::string id = asked.payload["approvalId"];
+  restart();
+  AgentEvent ack = h.request("initialize", {{"subscribe", true}});
+  ASSERT_EQ(ack.type, "command.ack");
+  AgentEvent resent = h.wait_event(thread, "approval.request", 2);
+  EXPECT_EQ(resent.payload["approvalId"], id);
+  EXPECT_TRUE(resent.payload.value("resent", false));
+  // The recovered wait still holds the thread.
+  EXPECT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "x"}}).payload["error"]["code"],
+            codes::kThreadWaiting);
+  ASSERT_EQ(respond(id, "accept").type, "command.ack");
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+  EXPECT_EQ(saves, 1);
+  // Duplicates after the restart: acknowledged or refused, never applied twice.
+  EXPECT_TRUE(respond(id, "accept").payload["result"].value("alreadySettled", false));
+  EXPECT_EQ(respond(id, "decline").payload["error"]["code"], codes::kInvalidCommand);
+  EXPECT_EQ(count_kind("approval_decision"), 1u);
+}
+
+TEST_F(ApprovalTest, ADecisionCommittedBeforeACrashContinuesOnTheNextStart) {
+  AgentEvent asked = turn_that_asks();
+  const std::string id = asked.payload["approvalId"];
+  h.stop();
+  {
+    // The decision committed; the process died before its continuation ran.
+    InteractionRepository interactions(h.clock);
+    auto tx = h.store().begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(interactions.decide(**tx, id, {{"decision", "accept"}}));
+    ASSERT_TRUE((*tx)->commit());
+  }
+  open_gatekeeper();
+  h.start();
+  // The continuation starts with the engine, before this test subscribes: watch the store, not events.
+  const std::string run_id = asked.payload["runId"];
+  for (int i = 0; i < 3000 && h.run(run_id).state != RunState::kCompleted; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(h.run(run_id).state, RunState::kCompleted);
+  EXPECT_EQ(saves, 1);
+}
+
+TEST_F(ApprovalTest, APageThatMovedToAnotherOriginAfterTheApprovalIsNotActedOn) {
+  AgentEvent asked = turn_that_asks("page_click");
+  EXPECT_EQ(asked.payload["target"]["origin"], "https://shop.example");
+  *origin = "https://attacker.example";  // the page navigated while the person was deciding
+  ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(page->runs, 0);
+  const NodeRecord* result = last_result();
+  ASSERT_NE(result, nullptr);
+  EXPECT_TRUE(result->body.value("refused", false));
+  EXPECT_NE(result->body.dump().find("target changed"), std::string::npos);
+}
+
+TEST_F(ApprovalTest, AWriteOnAnOriginKeelHasNoHostPermissionForIsNeverDispatched) {
+  ASSERT_EQ(h.request("policy.setHostPermissions", {{"patterns", {"https://shop.example"}}}).type, "command.ack");
+  *origin = "https://elsewhere.example";
+  h.provider.push(ScriptedResponse::tool_calls({{"c1", "page_click", "{}"}}));
+  h.provider.push(ScriptedResponse::text("ok"));
+  h.run_turn(thread, "click elsewhere");
+  EXPECT_EQ(page->runs, 0);
+  EXPECT_TRUE(h.log.of_type("approval.request").empty());
+  const NodeRecord* result = last_result();
+  ASSERT_NE(result, nullptr);
+  EXPECT_TRUE(result->body.value("refused", false));
+  EXPECT_NE(result->body.dump().find("host permission"), std::string::npos);
+}
+
+TEST_F(ApprovalTest, ARuleRevokedAfterTheApprovalStopsTheDispatch) {
+  AgentEvent asked = turn_that_asks("page_click");
+  AgentEvent added = h.request("policy.addRule", {{"scope", "https://shop.example"}, {"decision", "deny"}});
+  ASSERT_EQ(added.type, "command.ack") << added.payload.dump();
+  ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(page->runs, 0);
+  const NodeRecord* result = last_result();
+  ASSERT_NE(result, nullptr);
+  EXPECT_TRUE(result->body.value("refused", false));
+}
+
+}  // namespace
+}  // namespace keel

@@ -1,0 +1,100 @@
+#include "engine/wait_records.h"
+
+namespace keel {
+
+using nlohmann::json;
+
+json target_json(const ToolTarget& target) {
+  json out = json::object();
+  if (target.origin) out["origin"] = *target.origin;
+  if (target.tab_id) out["tabId"] = *target.tab_id;
+  if (target.frame_id) out["frameId"] = *target.frame_id;
+  if (target.server_id) out["serverId"] = *target.server_id;
+  if (target.path) out["path"] = *target.path;
+  return out;
+}
+
+ToolTarget target_from_json(const json& value) {
+  ToolTarget target;
+  if (!value.is_object()) return target;
+  if (auto it = value.find("origin"); it != value.end() && it->is_string()) target.origin = it->get<std::string>();
+  if (auto it = value.find("tabId"); it != value.end() && it->is_number_integer()) target.tab_id = it->get<int64_t>();
+  if (auto it = value.find("frameId"); it != value.end() && it->is_number_integer())
+    target.frame_id = it->get<int64_t>();
+  if (auto it = value.find("serverId"); it != value.end() && it->is_string())
+    target.server_id = it->get<std::string>();
+  if (auto it = value.find("path"); it != value.end() && it->is_string()) target.path = it->get<std::string>();
+  return target;
+}
+
+std::vector<std::string> approval_offers(const GateVerdict& verdict) {
+  std::vector<std::string> offers = {"accept"};
+  if (verdict.offers_accept_for_site) offers.emplace_back("acceptForSite");
+  offers.emplace_back("decline");
+  return offers;
+}
+
+json approval_request_json(const ApprovalSubject& subject) {
+  const ToolDescriptor& d = *subject.descriptor;
+  return {{"toolCallId", subject.tool_call_id},
+          {"callNodeId", subject.call_node_id},
+          {"tool",
+           {{"name", d.name},
+            {"label", d.label},
+            {"effects", to_string(d.effects)},
+            {"level", to_string(d.level)},
+            {"trust", to_string(d.trust)},
+            {"provenance", to_string(d.provenance)},
+            {"server", d.binding.server},
+            {"digest", d.digest}}},
+          {"arguments", *subject.arguments},
+          {"target", target_json(subject.target)},
+          {"reason", subject.verdict.reason},
+          {"ruleVersion", subject.verdict.rule_version},
+          {"offers", approval_offers(subject.verdict)}};
+}
+
+ToolDescriptor approved_descriptor(const json& request) {
+  ToolDescriptor d;
+  const json tool = request.value("tool", json::object());
+  d.name = tool.value("name", "");
+  d.label = tool.value("label", "");
+  d.digest = tool.value("digest", "");
+  d.effects = tool.value("effects", "read") == "write" ? ToolEffects::kWrite : ToolEffects::kRead;
+  const std::string level = tool.value("level", "builtin");
+  for (ToolLevel l : {ToolLevel::kL0, ToolLevel::kL1, ToolLevel::kL2, ToolLevel::kMcp, ToolLevel::kBuiltin}) {
+    if (to_string(l) == level) d.level = l;
+  }
+  d.trust = tool.value("trust", "trusted") == "trusted" ? ToolTrust::kTrusted : ToolTrust::kUntrusted;
+  const std::string provenance = tool.value("provenance", "tool");
+  for (ToolProvenance p : {ToolProvenance::kTool, ToolProvenance::kMcp, ToolProvenance::kPage}) {
+    if (to_string(p) == provenance) d.provenance = p;
+  }
+  d.binding.server = tool.value("server", "");
+  if (d.level == ToolLevel::kMcp) d.binding.kind = ToolBinding::Kind::kMcp;
+  return d;
+}
+
+json approval_event(const ApprovalRecord& approval, const RunRecord& run) {
+  json event = approval.request;
+  event["approvalId"] = approval.id;
+  event["threadId"] = run.thread_id;
+  event["runId"] = run.id;
+  event["turnId"] = run.turn_id;
+  return event;
+}
+
+json interaction_event(const InteractionRecord& interaction, const RunRecord& run) {
+  json event = {{"interactionId", interaction.id},
+                {"threadId", run.thread_id},
+                {"runId", run.id},
+                {"turnId", run.turn_id},
+                {"kind", interaction.kind},
+                {"toolCallId", interaction.request.value("toolCallId", "")},
+                {"toolName", interaction.request.value("toolName", "")},
+                {"request", interaction.request.value("prompt", json::object())}};
+  if (interaction.due_at) event["dueAtMs"] = *interaction.due_at;
+  return event;
+}
+
+}  // namespace keel

@@ -1,0 +1,46 @@
+// engine/wait_records.h — how a durable wait describes itself in the store and on the wire.
+//
+// An approval's stored request (ApprovalRecord.request) holds everything a person is shown and everything
+// the approval is bound to: the call (id, tool_call node, arguments), the tool's security metadata and
+// descriptor digest, the resolved target, the gatekeeper's reason and rule version, and the decisions it
+// offers. An interaction's stored request holds the call it belongs to and the tool's own request. Both are
+// built once, when the wait is written, and read back by the continuation and by recovery, so what was
+// approved is compared with what is about to run, never looked up again by name.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "keel/tool.h"
+#include "keel/tool_registry.h"
+#include "policy/gatekeeper.h"
+#include "store/records.h"
+
+namespace keel {
+
+nlohmann::json target_json(const ToolTarget& target);
+ToolTarget target_from_json(const nlohmann::json& value);
+
+// The decisions an approval.request offers: accept, acceptForSite (when the verdict offers it), decline.
+std::vector<std::string> approval_offers(const GateVerdict& verdict);
+
+struct ApprovalSubject {
+  std::string tool_call_id;
+  std::string call_node_id;
+  const ToolDescriptor* descriptor = nullptr;
+  const nlohmann::json* arguments = nullptr;
+  ToolTarget target;
+  GateVerdict verdict;
+};
+nlohmann::json approval_request_json(const ApprovalSubject& subject);
+
+// The descriptor fields the gatekeeper reads (name, label, effects, level, trust, provenance, binding
+// server, digest), from a stored approval request; for a rule written by acceptForSite.
+ToolDescriptor approved_descriptor(const nlohmann::json& request);
+
+// The approval.request / interaction.request event payloads (also re-sent after a restart).
+nlohmann::json approval_event(const ApprovalRecord& approval, const RunRecord& run);
+nlohmann::json interaction_event(const InteractionRecord& interaction, const RunRecord& run);
+
+}  // namespace keel

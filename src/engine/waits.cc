@@ -1,0 +1,340 @@
+// engine/waits.cc — durable waits (spec §5, §5.1, §6.1): the responses that settle approvals and
+// interactions, timers, the continuation of a held run, recovery of waits after a restart, and the policy
+// ops that change what the gatekeeper decides.
+#include <boost/asio/post.hpp>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_impl.h"
+#include "engine/wait_records.h"
+#include "store/receipts.h"
+#include "util/canonical_json.h"
+
+namespace keel {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxReasonBytes = 4000;
+
+Result<std::string> required_string(const json& params, const char* key) {
+  const auto it = params.find(key);
+  if (it == params.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+    return fail(codes::kInvalidArgument, std::string("'") + key + "' must be a non-empty string");
+  }
+  return it->get<std::string>();
+}
+
+// {decision, reason?} of an approval.response, validated.
+Result<json> approval_payload(const json& params) {
+  const std::string decision = KEEL_TRY(required_string(params, "decision"));
+  if (decision != "accept" && decision != "acceptForSite" && decision != "decline") {
+    return fail(codes::kInvalidArgument,
+                "'decision' must be accept, acceptForSite or decline, not '" + decision + "'");
+  }
+  json payload = {{"decision", decision}};
+  if (const auto reason = params.find("reason"); reason != params.end() && !reason->is_null()) {
+    if (!reason->is_string()) return fail(codes::kInvalidArgument, "'reason' must be a string");
+    const std::string& text = reason->get_ref<const std::string&>();
+    if (text.size() > kMaxReasonBytes) {
+      return fail(codes::kInvalidArgument, "'reason' is longer than " + std::to_string(kMaxReasonBytes) + " bytes");
+    }
+    KEEL_TRY(canonical_json(*reason));  // valid UTF-8
+    if (!text.empty()) payload["reason"] = text;
+  }
+  return payload;
+}
+
+bool offered(const ApprovalRecord& approval, const std::string& decision) {
+  const json offers = approval.request.value("offers", json::array());
+  for (const json& offer : offers) {
+    if (offer.is_string() && offer.get<std::string>() == decision) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool EngineCore::Impl::allowed_while_waiting(const std::string& method) {
+  return method == "turn.enqueue" || method == "turn.input" || method == "turn.interrupt" ||
+         method == "approval.response" || method == "interaction.response" || method == "queue.update" ||
+         method == "queue.remove" || method.starts_with("policy.");
+}
+
+void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  std::optional<json> rule;
+  std::optional<NodeRecord> audit;
+  std::optional<RunRecord> run_after;
+  std::string approval_id;
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    rule.reset();
+    audit.reset();
+    run_after.reset();
+    approval_id = KEEL_TRY(required_string(op.params, "approvalId"));
+    const json payload = KEEL_TRY(approval_payload(op.params));
+    const std::string decision = payload["decision"].get<std::string>();
+    ApprovalRecord approval = KEEL_TRY(interactions_.get_approval(tx, approval_id));
+    RunRecord run = KEEL_TRY(runs_.get(tx, approval.run_id));
+    if (run.thread_id != thread_id) {
+      return fail(codes::kApprovalThreadMismatch,
+                  "approval " + approval_id + " belongs to another thread; nothing was decided");
+    }
+    json result = {{"approvalId", approval_id}, {"runId", run.id}, {"decision", decision}};
+    if (approval.state == "decided") {
+      // Spec §5.1: the first decision stands. The same one again is acknowledged; another is refused.
+      if (approval.decision == payload) {
+        result["alreadySettled"] = true;
+        return result;
+      }
+      return fail(codes::kInvalidCommand, "approval " + approval_id + " was already decided (" +
+                                              approval.decision.value_or(json::object()).value("decision", "") +
+                                              "); a different decision is refused");
+    }
+    const json pending = run.pending_tool.value_or(json::object());
+    if (run.state != RunState::kWaitingApproval || pending.value("approvalId", "") != approval_id) {
+      return fail(codes::kApprovalExpired, "approval " + approval_id + " no longer applies: its run is " +
+                                               std::string(to_string(run.state)));
+    }
+    if (!offered(approval, decision)) {
+      return fail(codes::kApprovalNotOffered,
+                  "approval " + approval_id + " does not offer '" + decision + "'; it offers " +
+                      approval.request.value("offers", json::array()).dump());
+    }
+    KEEL_TRY(interactions_.decide(tx, approval_id, payload));
+    json body = {{"approvalId", approval_id},
+                 {"toolCallId", approval.tool_call_id},
+                 {"decision", decision},
+                 {"clientId", op.client_id}};
+    if (payload.contains("reason")) body["reason"] = payload["reason"];
+    NewNode node;
+    node.id = deps_.ids->next_id();
+    node.thread_id = thread_id;
+    node.run_id = run.id;
+    node.kind = NodeKind::kApprovalDecision;
+    node.body = std::move(body);
+    audit = KEEL_TRY(threads_.append(tx, std::move(node)));
+    run_after = KEEL_TRY(runs_.transition_from(tx, run, RunState::kWaitingApproval));
+    if (decision == "acceptForSite") {
+      const ToolDescriptor descriptor = approved_descriptor(approval.request);
+      const json arguments = approval.request.value("arguments", json::object());
+      GateRequest request{thread_id, approval.tool_call_id, &descriptor, &arguments,
+                          target_from_json(approval.request.value("target", json::object()))};
+      rule = KEEL_TRY(deps_.gatekeeper->write_site_rule(tx, request));
+    }
+    result["nodeId"] = audit->id;
+    return result;
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (outcome->replayed || !audit) return;
+  // After the commit (spec §6.1): the site rule takes effect, then the run continues.
+  if (rule) deps_.gatekeeper->install(*rule);
+  actor->context.invalidate();
+  publish("item.complete", thread_id,
+          {{"itemId", audit->id},
+           {"kind", to_string(audit->kind)},
+           {"turnId", run_after->turn_id},
+           {"node", {{"id", audit->id}, {"kind", to_string(audit->kind)}, {"body", audit->body}}}});
+  publish("run.updated", thread_id,
+          {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
+  publish("approval.resolved", thread_id, outcome->outcome.result);
+  if (actor->waiting && actor->waiting->id == approval_id) continue_held(actor);
+}
+
+void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  std::optional<RunRecord> run_after;
+  std::string interaction_id;
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    run_after.reset();
+    interaction_id = KEEL_TRY(required_string(op.params, "interactionId"));
+    const auto it = op.params.find("response");
+    if (it == op.params.end()) return fail(codes::kInvalidArgument, "'response' is missing");
+    const json& response = *it;
+    KEEL_TRY(canonical_json(response));  // valid UTF-8 throughout
+    InteractionRecord interaction = KEEL_TRY(interactions_.get_interaction(tx, interaction_id));
+    RunRecord run = KEEL_TRY(runs_.get(tx, interaction.run_id));
+    if (run.thread_id != thread_id) {
+      return fail(codes::kInteractionThreadMismatch,
+                  "interaction " + interaction_id + " belongs to another thread; nothing was answered");
+    }
+    json result = {{"interactionId", interaction_id}, {"runId", run.id}};
+    if (interaction.claim_state != "waiting") {
+      if (interaction.response == response) {
+        result["alreadySettled"] = true;
+        return result;
+      }
+      return fail(codes::kInvalidCommand,
+                  "interaction " + interaction_id + " was already answered; a different answer is refused");
+    }
+    const json pending = run.pending_tool.value_or(json::object());
+    if (run.state != RunState::kWaitingInteraction || pending.value("interactionId", "") != interaction_id) {
+      return fail(codes::kInteractionExpired, "interaction " + interaction_id +
+                                                  " no longer applies: its run is " +
+                                                  std::string(to_string(run.state)));
+    }
+    const json prompt = interaction.request.value("prompt", json::object());
+    const RegisteredTool* tool = deps_.tools->snapshot()->find(interaction.request.value("toolName", ""));
+    if (interaction.kind == "timer") {
+      return fail(codes::kInvalidArgument, "interaction " + interaction_id + " is a timer; it fires by itself");
+    }
+    if (tool != nullptr) {
+      KEEL_TRY(tool->implementation->check_response(prompt, response));
+    } else if (!response.is_object()) {
+      return fail(codes::kInvalidArgument, "the response must be a JSON object");
+    }
+    KEEL_TRY(interactions_.answer(tx, interaction_id, response));
+    run_after = KEEL_TRY(runs_.transition_from(tx, run, RunState::kWaitingInteraction));
+    return result;
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (outcome->replayed || !run_after) return;
+  publish("run.updated", thread_id,
+          {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
+  publish("interaction.resolved", thread_id, outcome->outcome.result);
+  if (actor->waiting && actor->waiting->id == interaction_id) continue_held(actor);
+}
+
+void EngineCore::Impl::arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer) {
+  if (!actor->waiting || actor->waiting->id != timer.id || !timer.due_at) return;
+  const int64_t delay = std::max<int64_t>(0, *timer.due_at - deps_.clock->now_unix_ms());
+  const std::string id = timer.id;
+  actor->waiting->timer = scheduler_.schedule_after(std::chrono::milliseconds(delay), [this, actor, id] {
+    asio::post(actor->strand, [this, actor, id] { fire_timer(actor, id); });
+  });
+}
+
+void EngineCore::Impl::fire_timer(const std::shared_ptr<ThreadActor>& actor, const std::string& interaction_id) {
+  if (!actor->waiting || actor->waiting->id != interaction_id || shutdown_.is_cancelled()) return;
+  auto fired = write([&](Transaction& tx) -> Result<RunRecord> {
+    InteractionRecord timer = KEEL_TRY(interactions_.get_interaction(tx, interaction_id));
+    RunRecord run = KEEL_TRY(runs_.get(tx, timer.run_id));
+    KEEL_TRY(interactions_.answer(tx, interaction_id, {{"firedAtMs", deps_.clock->now_unix_ms()}}));
+    return runs_.transition_from(tx, run, RunState::kWaitingInteraction);
+  });
+  if (!fired) {
+    // The timer stays waiting in the store; try again shortly rather than lose it.
+    publish("run.updated", actor->thread_id,
+            {{"runId", actor->waiting->run_id}, {"persisted", false}, {"error", error_json(fired.error())}});
+    actor->waiting->timer = scheduler_.schedule_after(std::chrono::seconds(1), [this, actor, interaction_id] {
+      asio::post(actor->strand, [this, actor, interaction_id] { fire_timer(actor, interaction_id); });
+    });
+    return;
+  }
+  publish("run.updated", actor->thread_id,
+          {{"runId", fired->id}, {"state", to_string(fired->state)}, {"revision", fired->revision}});
+  publish("interaction.resolved", actor->thread_id,
+          {{"interactionId", interaction_id}, {"runId", fired->id}, {"fired", true}});
+  continue_held(actor);
+}
+
+void EngineCore::Impl::continue_held(const std::shared_ptr<ThreadActor>& actor) {
+  if (!actor->waiting || !actor->active) return;
+  RunRecord run;
+  run.id = actor->waiting->run_id;
+  run.thread_id = actor->thread_id;
+  run.turn_id = actor->active->turn_id;
+  run.turn_kind = actor->active->turn_kind;
+  actor->waiting.reset();  // and with it an armed timer
+  CancellationToken cancel = actor->active->cancel.token();
+  if (shutdown_.is_cancelled()) return;  // the wait stays in the store; the next start restores it
+  enter_running();
+  spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true);
+}
+
+void EngineCore::Impl::recover_waits() {
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return;
+  auto runs = runs_.list_in_states(**tx, {RunState::kWaitingApproval, RunState::kWaitingInteraction});
+  (void)(*tx)->commit();
+  if (!runs) return;
+  for (RunRecord& run : *runs) {
+    auto actor = actor_for(run.thread_id);
+    asio::post(actor->strand, [this, actor, run = std::move(run)] { restore_wait(actor, run); });
+  }
+}
+
+void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
+  if (actor->active) return;
+  actor->active.emplace();
+  actor->active->turn_id = run.turn_id;
+  actor->active->run_id = run.id;
+  actor->active->turn_kind = run.turn_kind;
+  open_gate(actor, run);
+  actor->gate->hold();
+  const json pending = run.pending_tool.value_or(json::object());
+  HeldWait held;
+  held.run_id = run.id;
+  held.kind = pending.contains("approvalId") ? "approval" : "interaction";
+  held.id = pending.value(held.kind == "approval" ? "approvalId" : "interactionId", "");
+  actor->waiting = std::move(held);
+  // A wait settled before the process died continues now; a timer is armed again (at once when it fell
+  // due meanwhile); an open question waits for its answer.
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return;
+  bool settled = actor->waiting->id.empty();
+  std::optional<InteractionRecord> timer;
+  if (actor->waiting->kind == "approval" && !settled) {
+    auto approval = interactions_.get_approval(**tx, actor->waiting->id);
+    settled = !approval || approval->state == "decided";
+  } else if (!settled) {
+    auto interaction = interactions_.get_interaction(**tx, actor->waiting->id);
+    settled = !interaction || interaction->claim_state != "waiting";
+    if (interaction && !settled && interaction->due_at) timer = *interaction;
+  }
+  (void)(*tx)->commit();
+  if (settled) return continue_held(actor);
+  if (timer) arm_timer(actor, *timer);
+}
+
+void EngineCore::Impl::resend_waits() {
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return;
+  auto runs = runs_.list_in_states(**tx, {RunState::kWaitingApproval, RunState::kWaitingInteraction});
+  if (!runs) return;
+  for (const RunRecord& run : *runs) {
+    if (auto approvals = interactions_.pending_approvals_for_run(**tx, run.id)) {
+      for (const ApprovalRecord& approval : *approvals) {
+        json event = approval_event(approval, run);
+        event["resent"] = true;
+        publish("approval.request", run.thread_id, std::move(event));
+      }
+    }
+    if (auto waiting = interactions_.waiting_for_run(**tx, run.id)) {
+      for (const InteractionRecord& interaction : *waiting) {
+        json event = interaction_event(interaction, run);
+        event["resent"] = true;
+        publish("interaction.request", run.thread_id, std::move(event));
+      }
+    }
+  }
+  (void)(*tx)->commit();
+}
+
+void EngineCore::Impl::change_policy(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string thread_id = actor ? actor->thread_id : "";
+  if (op.method == "policy.read") return ack(op, thread_id, deps_.gatekeeper->describe());
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  std::optional<json> change;
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    change = KEEL_TRY(deps_.gatekeeper->write_change(tx, op.method, op.params));
+    return *change;
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  if (!outcome->replayed && change) deps_.gatekeeper->install(*change);
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (!outcome->replayed) publish("policy.updated", thread_id, outcome->outcome.result);
+}
+
+}  // namespace keel
