@@ -56,9 +56,9 @@ struct ToolBinding {
 };
 
 struct ToolSpec {
-  std::string name;         // [a-zA-Z0-9_-]{1,64}, unique in a registry
-  std::string label;        // for people: "Read file"
-  std::string description;  // for the model
+  std::string name;                                      // [a-zA-Z0-9_-]{1,64}, unique in a registry
+  std::string label;                                     // for people: "Read file"
+  std::string description;                               // for the model
   nlohmann::json parameters = nlohmann::json::object();  // JSON Schema of the arguments (type: object)
   ToolLevel level = ToolLevel::kBuiltin;
   ToolEffects effects = ToolEffects::kRead;
@@ -91,7 +91,7 @@ struct ToolProgress {
 
 // What a call waits for instead of executing.
 struct InteractionPlan {
-  std::string kind;                                    // "ask_user", "elicitation" or "timer"
+  std::string kind;                                   // "ask_user", "elicitation" or "timer"
   nlohmann::json request = nlohmann::json::object();  // shown to the person (interaction.request)
   std::optional<int64_t> due_in_ms = std::nullopt;    // timer: fires this long after it was persisted
 };
@@ -126,7 +126,8 @@ class AgentTool {
   virtual Result<void> check_response(const nlohmann::json& request, const nlohmann::json& response) const;
   // The call's result from its claimed response (for a timer, the engine's {"firedAtMs": ...}). Default:
   // the response as JSON text.
-  virtual ToolResult complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const;
+  virtual ToolResult complete_interaction(const nlohmann::json& request,
+                                          const nlohmann::json& response) const;
 };
 
 // Convenience: a ToolResult holding one text block.

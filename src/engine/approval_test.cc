@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "engine/engine_errors.h"
@@ -75,7 +76,8 @@ class ApprovalTest : public ::testing::Test {
     EXPECT_EQ(ack.type, "command.ack") << ack.payload.dump();
     return h.wait_event(thread, "approval.request", asked + 1);
   }
-  AgentEvent respond(const std::string& approval_id, const std::string& decision, json extra = json::object()) {
+  AgentEvent respond(const std::string& approval_id, const std::string& decision,
+                     json extra = json::object()) {
     json params = {{"threadId", thread}, {"approvalId", approval_id}, {"decision", decision}};
     for (auto& [key, value] : extra.items()) params[key] = value;
     return h.request("approval.response", params);
@@ -85,13 +87,12 @@ class ApprovalTest : public ::testing::Test {
     for (const std::string& k : h.kinds(thread)) n += k == kind;
     return n;
   }
-  const NodeRecord* last_result() {
-    static thread_local std::vector<NodeRecord> path;
-    path = h.path(thread);
+  std::optional<NodeRecord> last_result() {
+    const std::vector<NodeRecord> path = h.path(thread);
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
-      if (it->kind == NodeKind::kToolResult) return &*it;
+      if (it->kind == NodeKind::kToolResult) return *it;
     }
-    return nullptr;
+    return std::nullopt;
   }
 
   EngineHarness h;
@@ -113,8 +114,8 @@ TEST_F(ApprovalTest, AWriteAsksWithTheFullCallAndTheRunWaitsDurably) {
   const RunRecord run = h.run(p["runId"]);
   EXPECT_EQ(run.state, RunState::kWaitingApproval);
   EXPECT_EQ(run.pending_tool.value_or(json::object()).value("approvalId", ""), p["approvalId"]);
-  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
-                                                         "tool_call"}));
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call"}));
   EXPECT_EQ(saves, 0);
 }
 
@@ -128,8 +129,8 @@ TEST_F(ApprovalTest, AcceptRunsTheCallOnceAndTheTurnCompletes) {
   EXPECT_EQ(h.kinds(thread),
             (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
                                       "approval_decision", "tool_result", "assistant_message"}));
-  const NodeRecord* result = last_result();
-  ASSERT_NE(result, nullptr);
+  const std::optional<NodeRecord> result = last_result();
+  ASSERT_TRUE(result.has_value());
   EXPECT_FALSE(result->body.value("isError", false));
 }
 
@@ -138,8 +139,8 @@ TEST_F(ApprovalTest, DeclineTellsTheModelItWasRefusedAndDoesNotCountAsAFailure) 
   ASSERT_EQ(respond(asked.payload["approvalId"], "decline", {{"reason", "not today"}}).type, "command.ack");
   h.wait_complete(thread, 1);
   EXPECT_EQ(saves, 0);
-  const NodeRecord* result = last_result();
-  ASSERT_NE(result, nullptr);
+  const std::optional<NodeRecord> result = last_result();
+  ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->body.value("refused", false));
   EXPECT_NE(result->body.dump().find("not today"), std::string::npos);
   EXPECT_EQ(h.run(asked.payload["runId"]).failure_streak, 0);
@@ -218,7 +219,8 @@ TEST_F(ApprovalTest, BadResponsesAreRefusedWithCodesAndChangeNothing) {
 }
 
 TEST_F(ApprovalTest, AcceptForSiteIsRefusedWhenTheRequestDidNotOfferIt) {
-  ASSERT_EQ(h.request("policy.setMode", {{"threadId", thread}, {"mode", "ask_every_write"}}).type, "command.ack");
+  ASSERT_EQ(h.request("policy.setMode", {{"threadId", thread}, {"mode", "ask_every_write"}}).type,
+            "command.ack");
   AgentEvent asked = turn_that_asks();
   EXPECT_EQ(asked.payload["offers"], (json{"accept", "decline"}));
   AgentEvent answer = respond(asked.payload["approvalId"], "acceptForSite");
@@ -258,8 +260,8 @@ TEST_F(ApprovalTest, InterruptWithdrawsTheWaitAndALaterAnswerHasExpired) {
   ASSERT_EQ(h.request("turn.interrupt", {{"threadId", thread}}).type, "command.ack");
   AgentEvent complete = h.wait_complete(thread, 1);
   EXPECT_EQ(complete.payload["stopReason"], "interrupted");
-  const NodeRecord* result = last_result();
-  ASSERT_NE(result, nullptr);
+  const std::optional<NodeRecord> result = last_result();
+  ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->body.value("interrupted", false));
   AgentEvent late = respond(asked.payload["approvalId"], "accept");
   ASSERT_EQ(late.type, "command.rejected");
@@ -321,22 +323,23 @@ TEST_F(ApprovalTest, APageThatMovedToAnotherOriginAfterTheApprovalIsNotActedOn) 
   ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
   h.wait_complete(thread, 1);
   EXPECT_EQ(page->runs, 0);
-  const NodeRecord* result = last_result();
-  ASSERT_NE(result, nullptr);
+  const std::optional<NodeRecord> result = last_result();
+  ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->body.value("refused", false));
   EXPECT_NE(result->body.dump().find("target changed"), std::string::npos);
 }
 
 TEST_F(ApprovalTest, AWriteOnAnOriginKeelHasNoHostPermissionForIsNeverDispatched) {
-  ASSERT_EQ(h.request("policy.setHostPermissions", {{"patterns", {"https://shop.example"}}}).type, "command.ack");
+  ASSERT_EQ(h.request("policy.setHostPermissions", {{"patterns", {"https://shop.example"}}}).type,
+            "command.ack");
   *origin = "https://elsewhere.example";
   h.provider.push(ScriptedResponse::tool_calls({{"c1", "page_click", "{}"}}));
   h.provider.push(ScriptedResponse::text("ok"));
   h.run_turn(thread, "click elsewhere");
   EXPECT_EQ(page->runs, 0);
   EXPECT_TRUE(h.log.of_type("approval.request").empty());
-  const NodeRecord* result = last_result();
-  ASSERT_NE(result, nullptr);
+  const std::optional<NodeRecord> result = last_result();
+  ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->body.value("refused", false));
   EXPECT_NE(result->body.dump().find("host permission"), std::string::npos);
 }
@@ -348,8 +351,8 @@ TEST_F(ApprovalTest, ARuleRevokedAfterTheApprovalStopsTheDispatch) {
   ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
   h.wait_complete(thread, 1);
   EXPECT_EQ(page->runs, 0);
-  const NodeRecord* result = last_result();
-  ASSERT_NE(result, nullptr);
+  const std::optional<NodeRecord> result = last_result();
+  ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->body.value("refused", false));
 }
 

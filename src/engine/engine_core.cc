@@ -242,12 +242,12 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   const std::string& method = op.method;
   if (actor->waiting && !allowed_while_waiting(method)) {
     return reject(op, actor->thread_id,
-                  Error(codes::kThreadWaiting, "the thread waits for " +
-                                                   std::string(actor->waiting->kind == "approval"
-                                                                   ? "an approval"
-                                                                   : "an answer") +
-                                                   " (" + actor->waiting->id + "); until it continues only "
-                                                   "enqueue, interrupt and the response are accepted"));
+                  Error(codes::kThreadWaiting,
+                        "the thread waits for " +
+                            std::string(actor->waiting->kind == "approval" ? "an approval" : "an answer") +
+                            " (" + actor->waiting->id +
+                            "); until it continues only "
+                            "enqueue, interrupt and the response are accepted"));
   }
   if (method.starts_with("policy.")) return change_policy(actor, op);
   if (method == "approval.response") return respond_approval(actor, op);

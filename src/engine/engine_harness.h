@@ -107,7 +107,7 @@ inline ToolSpec simple_spec(std::string name, ToolEffects effects = ToolEffects:
 struct HarnessOptions {
   EngineOptions engine;
   Synchronous synchronous = Synchronous::kOff;
-  Gatekeeper* gatekeeper = nullptr;  // default: allow all
+  Gatekeeper* gatekeeper = nullptr;   // default: allow all
   FailPoints* fail_points = nullptr;  // passed to the store
   bool with_task_provider = false;
 };
@@ -115,8 +115,9 @@ struct HarnessOptions {
 class EngineHarness {
  public:
   explicit EngineHarness(HarnessOptions options = {}) : options_(std::move(options)) {
-    auto store = open_sqlite_store(
-        {.path = dir.file("keel.db"), .synchronous = options_.synchronous, .fail_points = options_.fail_points});
+    auto store = open_sqlite_store({.path = dir.file("keel.db"),
+                                    .synchronous = options_.synchronous,
+                                    .fail_points = options_.fail_points});
     EXPECT_TRUE(store) << store.error().to_string();
     store_ = std::move(store).value();
     register_test_tools();
@@ -284,7 +285,8 @@ class EngineHarness {
         }
       }
       return false;
-    })) << "no " << type << " #" << nth << " on " << thread_id;
+    })) << "no "
+        << type << " #" << nth << " on " << thread_id;
     return found;
   }
   std::vector<std::string> kinds(const std::string& thread_id) {

@@ -44,8 +44,8 @@ struct ActiveTurn {
 // the thread accepts enqueue only.
 struct HeldWait {
   std::string run_id;
-  std::string kind;  // "approval" | "interaction"
-  std::string id;    // the approval's or the interaction's
+  std::string kind;                      // "approval" | "interaction"
+  std::string id;                        // the approval's or the interaction's
   std::unique_ptr<ScheduledTask> timer;  // a timer interaction's, while armed
 };
 

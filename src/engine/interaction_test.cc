@@ -61,7 +61,8 @@ class InteractionTest : public ::testing::Test {
 };
 
 TEST_F(InteractionTest, AQuestionWaitsDurablyAndItsAnswerBecomesTheTrustedResult) {
-  AgentEvent asked = turn_that_waits("ask_user", {{"question", "Which branch?"}, {"choices", {"main", "dev"}}});
+  AgentEvent asked =
+      turn_that_waits("ask_user", {{"question", "Which branch?"}, {"choices", {"main", "dev"}}});
   EXPECT_EQ(asked.payload["kind"], "ask_user");
   EXPECT_EQ(asked.payload["request"]["question"], "Which branch?");
   const std::string id = asked.payload["interactionId"];

@@ -183,9 +183,10 @@ void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, co
   if (!actor->active) return submit_turn(actor, op, {{"action", "started"}});
   const bool steerable = actor->gate->steerable();
   if (!steerable || actor->active->turn_kind != "user") {
-    const std::string reason = steerable         ? "this turn cannot be steered; the input runs next"
-                               : actor->waiting ? "the turn waits for an approval or an answer; the input runs next"
-                                                : "the turn is ending; the input runs next";
+    const std::string reason = steerable ? "this turn cannot be steered; the input runs next"
+                               : actor->waiting
+                                   ? "the turn waits for an approval or an answer; the input runs next"
+                                   : "the turn is ending; the input runs next";
     return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});
   }
   auto request = steer_request(op, actor->active->turn_id, {{"action", "steered"}});

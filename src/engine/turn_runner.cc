@@ -12,11 +12,11 @@
 // Every event that reports a persisted fact is published after its transaction committed; turn.complete is
 // published last. Interrupt (the turn's cancellation) wakes the loop wherever it waits; it then writes a
 // partial reply, a result for a call in flight, a notice for the model, and the interrupted state.
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <unordered_set>
 #include <utility>
 #include <variant>
@@ -191,7 +191,7 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
     const RegisteredTool* tool = nullptr;
     ToolTarget target;
     GateVerdict verdict;
-    bool ask = false;                           // a person must approve it first
+    bool ask = false;                            // a person must approve it first
     std::optional<InteractionPlan> interaction;  // it waits for an answer or a timer instead of executing
     bool runs() const { return !immediate_error && !refusal; }
     bool executes() const { return runs() && !ask && !interaction; }
@@ -955,8 +955,9 @@ Result<std::vector<PlannedCall>> TurnRunner::calls_without_results(Transaction& 
     call.arguments = body.arguments;
     if (node.body.contains("argumentsText")) {
       call.arguments_text = node.body.value("argumentsText", "");
-      call.argument_error = Error(codes::kToolArgumentsNotJson,
-                                  "the arguments are not a valid JSON object: " + call.arguments_text.substr(0, 200));
+      call.argument_error =
+          Error(codes::kToolArgumentsNotJson,
+                "the arguments are not a valid JSON object: " + call.arguments_text.substr(0, 200));
     }
     calls.push_back(std::move(call));
   }
@@ -977,7 +978,8 @@ asio::awaitable<bool> TurnRunner::continue_wait() {
     p.calls = KEEL_TRY(calls_without_results(*tx));
     const json pending = run_.pending_tool.value_or(json::object());
     if (pending.contains("approvalId")) {
-      p.approval = KEEL_TRY(engine_.interactions().get_approval(*tx, pending["approvalId"].get<std::string>()));
+      p.approval =
+          KEEL_TRY(engine_.interactions().get_approval(*tx, pending["approvalId"].get<std::string>()));
     } else if (pending.contains("interactionId")) {
       p.interaction =
           KEEL_TRY(engine_.interactions().get_interaction(*tx, pending["interactionId"].get<std::string>()));
@@ -1031,7 +1033,8 @@ asio::awaitable<bool> TurnRunner::run_approved(PlannedCall call, bool more_after
   CallDecision d;
   if (choice != "accept" && choice != "acceptForSite") {
     std::string refusal = "the user declined the call";
-    if (decision.contains("reason") && decision["reason"].is_string() && !decision["reason"].get<std::string>().empty()) {
+    if (decision.contains("reason") && decision["reason"].is_string() &&
+        !decision["reason"].get<std::string>().empty()) {
       refusal += ": " + decision["reason"].get<std::string>();
     }
     d.refusal = refusal + ". Do not repeat it; ask the user or choose another way.";
@@ -1042,7 +1045,8 @@ asio::awaitable<bool> TurnRunner::run_approved(PlannedCall call, bool more_after
     const json approved_tool = approval.request.value("tool", json::object());
     const ToolTarget approved_target = target_from_json(approval.request.value("target", json::object()));
     if (d.runs() && d.tool->descriptor->digest != approved_tool.value("digest", "")) {
-      d.refusal = "the tool " + call.name + " changed since it was approved; it was not run. Call it again to "
+      d.refusal = "the tool " + call.name +
+                  " changed since it was approved; it was not run. Call it again to "
                   "ask for a new approval.";
     } else if (d.runs() && !(d.target == approved_target)) {
       d.refusal = "the call's target changed since it was approved (approved: " +

@@ -17,13 +17,16 @@ json target_json(const ToolTarget& target) {
 ToolTarget target_from_json(const json& value) {
   ToolTarget target;
   if (!value.is_object()) return target;
-  if (auto it = value.find("origin"); it != value.end() && it->is_string()) target.origin = it->get<std::string>();
-  if (auto it = value.find("tabId"); it != value.end() && it->is_number_integer()) target.tab_id = it->get<int64_t>();
+  if (auto it = value.find("origin"); it != value.end() && it->is_string())
+    target.origin = it->get<std::string>();
+  if (auto it = value.find("tabId"); it != value.end() && it->is_number_integer())
+    target.tab_id = it->get<int64_t>();
   if (auto it = value.find("frameId"); it != value.end() && it->is_number_integer())
     target.frame_id = it->get<int64_t>();
   if (auto it = value.find("serverId"); it != value.end() && it->is_string())
     target.server_id = it->get<std::string>();
-  if (auto it = value.find("path"); it != value.end() && it->is_string()) target.path = it->get<std::string>();
+  if (auto it = value.find("path"); it != value.end() && it->is_string())
+    target.path = it->get<std::string>();
   return target;
 }
 

@@ -38,7 +38,8 @@ Result<json> approval_payload(const json& params) {
     if (!reason->is_string()) return fail(codes::kInvalidArgument, "'reason' must be a string");
     const std::string& text = reason->get_ref<const std::string&>();
     if (text.size() > kMaxReasonBytes) {
-      return fail(codes::kInvalidArgument, "'reason' is longer than " + std::to_string(kMaxReasonBytes) + " bytes");
+      return fail(codes::kInvalidArgument,
+                  "'reason' is longer than " + std::to_string(kMaxReasonBytes) + " bytes");
     }
     KEEL_TRY(canonical_json(*reason));  // valid UTF-8
     if (!text.empty()) payload["reason"] = text;
@@ -90,9 +91,10 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
         result["alreadySettled"] = true;
         return result;
       }
-      return fail(codes::kInvalidCommand, "approval " + approval_id + " was already decided (" +
-                                              approval.decision.value_or(json::object()).value("decision", "") +
-                                              "); a different decision is refused");
+      return fail(codes::kInvalidCommand,
+                  "approval " + approval_id + " was already decided (" +
+                      approval.decision.value_or(json::object()).value("decision", "") +
+                      "); a different decision is refused");
     }
     const json pending = run.pending_tool.value_or(json::object());
     if (run.state != RunState::kWaitingApproval || pending.value("approvalId", "") != approval_id) {
@@ -100,9 +102,9 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
                                                std::string(to_string(run.state)));
     }
     if (!offered(approval, decision)) {
-      return fail(codes::kApprovalNotOffered,
-                  "approval " + approval_id + " does not offer '" + decision + "'; it offers " +
-                      approval.request.value("offers", json::array()).dump());
+      return fail(codes::kApprovalNotOffered, "approval " + approval_id + " does not offer '" + decision +
+                                                  "'; it offers " +
+                                                  approval.request.value("offers", json::array()).dump());
     }
     KEEL_TRY(interactions_.decide(tx, approval_id, payload));
     json body = {{"approvalId", approval_id},
@@ -140,8 +142,9 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
            {"kind", to_string(audit->kind)},
            {"turnId", run_after->turn_id},
            {"node", {{"id", audit->id}, {"kind", to_string(audit->kind)}, {"body", audit->body}}}});
-  publish("run.updated", thread_id,
-          {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
+  publish(
+      "run.updated", thread_id,
+      {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
   publish("approval.resolved", thread_id, outcome->outcome.result);
   if (actor->waiting && actor->waiting->id == approval_id) continue_held(actor);
 }
@@ -183,7 +186,8 @@ void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& a
     const json prompt = interaction.request.value("prompt", json::object());
     const RegisteredTool* tool = deps_.tools->snapshot()->find(interaction.request.value("toolName", ""));
     if (interaction.kind == "timer") {
-      return fail(codes::kInvalidArgument, "interaction " + interaction_id + " is a timer; it fires by itself");
+      return fail(codes::kInvalidArgument,
+                  "interaction " + interaction_id + " is a timer; it fires by itself");
     }
     if (tool != nullptr) {
       KEEL_TRY(tool->implementation->check_response(prompt, response));
@@ -198,8 +202,9 @@ void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& a
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !run_after) return;
-  publish("run.updated", thread_id,
-          {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
+  publish(
+      "run.updated", thread_id,
+      {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
   publish("interaction.resolved", thread_id, outcome->outcome.result);
   if (actor->waiting && actor->waiting->id == interaction_id) continue_held(actor);
 }
@@ -213,7 +218,8 @@ void EngineCore::Impl::arm_timer(const std::shared_ptr<ThreadActor>& actor, cons
   });
 }
 
-void EngineCore::Impl::fire_timer(const std::shared_ptr<ThreadActor>& actor, const std::string& interaction_id) {
+void EngineCore::Impl::fire_timer(const std::shared_ptr<ThreadActor>& actor,
+                                  const std::string& interaction_id) {
   if (!actor->waiting || actor->waiting->id != interaction_id || shutdown_.is_cancelled()) return;
   auto fired = write([&](Transaction& tx) -> Result<RunRecord> {
     InteractionRecord timer = KEEL_TRY(interactions_.get_interaction(tx, interaction_id));

@@ -83,7 +83,8 @@ class Gatekeeper {
                                               const nlohmann::json& params) {
     (void)tx;
     (void)params;
-    return fail(codes::kPolicyUnsupported, "this gatekeeper cannot change its policy (" + std::string(method) + ")");
+    return fail(codes::kPolicyUnsupported,
+                "this gatekeeper cannot change its policy (" + std::string(method) + ")");
   }
   // Makes a change returned by write_site_rule() or write_change() effective, once its transaction
   // committed.

@@ -10,7 +10,8 @@ Result<void> AgentTool::check_response(const nlohmann::json& request, const nloh
   return {};
 }
 
-ToolResult AgentTool::complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const {
+ToolResult AgentTool::complete_interaction(const nlohmann::json& request,
+                                           const nlohmann::json& response) const {
   return text_result(response.dump(), {{"request", request}, {"response", response}});
 }
 

@@ -64,13 +64,15 @@ Result<void> AskUserTool::check_response(const nlohmann::json&, const nlohmann::
   }
   const std::string& text = answer->get_ref<const std::string&>();
   if (text.size() > kMaxAnswerBytes) {
-    return fail(codes::kInvalidArgument, "the answer is longer than " + std::to_string(kMaxAnswerBytes) + " bytes");
+    return fail(codes::kInvalidArgument,
+                "the answer is longer than " + std::to_string(kMaxAnswerBytes) + " bytes");
   }
   if (valid_utf8(text) != text) return fail(codes::kInvalidArgument, "the answer is not valid UTF-8");
   return {};
 }
 
-ToolResult AskUserTool::complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const {
+ToolResult AskUserTool::complete_interaction(const nlohmann::json& request,
+                                             const nlohmann::json& response) const {
   const std::string text = valid_utf8(response.value("answer", ""));
   nlohmann::json details = request;
   details["answer"] = text;

@@ -21,7 +21,8 @@ class AskUserTool final : public AgentTool {
   std::optional<InteractionPlan> plan_interaction(const nlohmann::json& params) const override;
   // The response must be {answer: string}, valid UTF-8, at most 64 KiB.
   Result<void> check_response(const nlohmann::json& request, const nlohmann::json& response) const override;
-  ToolResult complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const override;
+  ToolResult complete_interaction(const nlohmann::json& request,
+                                  const nlohmann::json& response) const override;
 
  private:
   ToolSpec spec_;

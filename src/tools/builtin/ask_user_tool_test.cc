@@ -41,10 +41,10 @@ TEST(AskUserToolTest, ResponsesThatAreNotATextAnswerAreRefused) {
   AskUserTool tool;
   const nlohmann::json request = {{"question", "q"}};
   EXPECT_TRUE(tool.check_response(request, {{"answer", "yes"}}).has_value());
-  for (const nlohmann::json& bad : {nlohmann::json("yes"), nlohmann::json::object(),
-                                    nlohmann::json{{"answer", 3}}, nlohmann::json{{"answer", nullptr}},
-                                    nlohmann::json{{"answer", std::string(70000, 'a')}},
-                                    nlohmann::json{{"answer", std::string("\xff\xfe")}}}) {
+  for (const nlohmann::json& bad :
+       {nlohmann::json("yes"), nlohmann::json::object(), nlohmann::json{{"answer", 3}},
+        nlohmann::json{{"answer", nullptr}}, nlohmann::json{{"answer", std::string(70000, 'a')}},
+        nlohmann::json{{"answer", std::string("\xff\xfe")}}}) {
     auto checked = tool.check_response(request, bad);
     ASSERT_FALSE(checked.has_value()) << bad.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     EXPECT_EQ(checked.error().code(), codes::kInvalidArgument);

@@ -55,7 +55,8 @@ Result<void> TimerTool::check_response(const nlohmann::json&, const nlohmann::js
   return fail(codes::kInvalidArgument, "a timer fires by itself; it cannot be answered");
 }
 
-ToolResult TimerTool::complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const {
+ToolResult TimerTool::complete_interaction(const nlohmann::json& request,
+                                           const nlohmann::json& response) const {
   const auto seconds = request.find("seconds");
   std::string text = "The timer";
   if (seconds != request.end() && seconds->is_number()) text += " of " + seconds->dump() + " s";

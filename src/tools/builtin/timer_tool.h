@@ -22,7 +22,8 @@ class TimerTool final : public AgentTool {
   std::optional<InteractionPlan> plan_interaction(const nlohmann::json& params) const override;
   // Timers are fired by the engine, never answered: every response is refused.
   Result<void> check_response(const nlohmann::json& request, const nlohmann::json& response) const override;
-  ToolResult complete_interaction(const nlohmann::json& request, const nlohmann::json& response) const override;
+  ToolResult complete_interaction(const nlohmann::json& request,
+                                  const nlohmann::json& response) const override;
 
  private:
   ToolSpec spec_;
