@@ -3,9 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <optional>
-#include <thread>
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
@@ -308,11 +306,7 @@ TEST_F(ApprovalTest, ADecisionCommittedBeforeACrashContinuesOnTheNextStart) {
   open_gatekeeper();
   h.start();
   // The continuation starts with the engine, before this test subscribes: watch the store, not events.
-  const std::string run_id = asked.payload["runId"];
-  for (int i = 0; i < 3000 && h.run(run_id).state != RunState::kCompleted; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(h.run(run_id).state, RunState::kCompleted);
+  h.wait_run_state(asked.payload["runId"], RunState::kCompleted);
   EXPECT_EQ(saves, 1);
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/engine_core.h"
@@ -273,6 +274,14 @@ class EngineHarness {
         << nth << " on " << thread_id;
   }
 
+  // Polls the store until the run is in `state` (for work that starts with the engine, before a test can
+  // subscribe to its events); a hang guard bounds it.
+  void wait_run_state(const std::string& run_id, RunState state) {
+    for (int i = 0; i < 3000 && run(run_id).state != state; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(run(run_id).state, state) << "run " << run_id;
+  }
   // Waits for the nth event of `type` on the thread and returns it.
   AgentEvent wait_event(const std::string& thread_id, const std::string& type, size_t nth = 1) {
     AgentEvent found;

@@ -2,9 +2,6 @@
 // durable waiting_interaction records, answered or fired, claimed exactly once, across restarts.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
-
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
 #include "store/interaction_repository.h"
@@ -42,13 +39,6 @@ class InteractionTest : public ::testing::Test {
       if (node.kind == NodeKind::kToolResult) out.push_back(node);
     }
     return out;
-  }
-  // A continuation that starts with the engine runs before the test subscribes: watch the store.
-  void wait_completed(const std::string& run_id) {
-    for (int i = 0; i < 3000 && h.run(run_id).state != RunState::kCompleted; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    EXPECT_EQ(h.run(run_id).state, RunState::kCompleted);
   }
   std::string result_text() {
     auto found = results();
@@ -141,7 +131,7 @@ TEST_F(InteractionTest, AnAnswerCommittedBeforeACrashIsClaimedOnceOnTheNextStart
     ASSERT_TRUE((*tx)->commit());
   }
   h.start();
-  wait_completed(asked.payload["runId"]);
+  h.wait_run_state(asked.payload["runId"], RunState::kCompleted);  // starts before we subscribe
   ASSERT_EQ(results().size(), 1u);
   EXPECT_EQ(result_text(), "Ada");
   auto tx = h.store().begin(TxMode::kRead);
@@ -166,7 +156,7 @@ TEST_F(InteractionTest, ATimerThatFellDueWhileKeelWasDownFiresAtTheNextStart) {
   h.stop();
   h.clock.advance(std::chrono::hours(2));
   h.start();
-  wait_completed(asked.payload["runId"]);
+  h.wait_run_state(asked.payload["runId"], RunState::kCompleted);  // starts before we subscribe
   EXPECT_EQ(result_text(), "The timer of 3600 s fired.");
 }
 

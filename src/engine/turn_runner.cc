@@ -229,6 +229,14 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
 
   // The tool_call node's body, with what the provider sent when it was replaced or unusable.
   static Result<json> tool_call_body(const PlannedCall& call, const std::string& assistant_node_id);
+  // After a call's result committed: the runner's copy of the run, the call answered, the context
+  // following, the nodes published.
+  void took_result(const std::string& tool_call_id, std::pair<std::vector<NodeRecord>, RunRecord> written) {
+    run_ = std::move(written.second);
+    answered(tool_call_id);
+    follow(written.first);
+    publish_nodes(written.first);
+  }
   void answered(const std::string& tool_call_id) {
     std::erase_if(unanswered_, [&](const PlannedCall& call) { return call.tool_call_id == tool_call_id; });
   }
@@ -766,10 +774,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
       report_unpersisted(written.error());
       co_return false;
     }
-    run_ = written->second;
-    answered(call.tool_call_id);
-    follow(written->first);
-    publish_nodes(written->first);
+    took_result(call.tool_call_id, std::move(*written));
     co_return true;
   }
 
@@ -851,10 +856,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
     report_unpersisted(settled.error());
     co_return false;
   }
-  run_ = settled->second;
-  answered(call.tool_call_id);
-  follow(settled->first);
-  publish_nodes(settled->first);
+  took_result(call.tool_call_id, std::move(*settled));
   co_return true;
 }
 
@@ -1093,9 +1095,7 @@ asio::awaitable<bool> TurnRunner::finish_interaction(PlannedCall call, bool more
     report_unpersisted(settled.error());
     co_return false;
   }
-  run_ = settled->second;
-  answered(call.tool_call_id);
-  publish_nodes(settled->first);
+  took_result(call.tool_call_id, std::move(*settled));
   publish_run();
   co_return true;
 }
