@@ -13,6 +13,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -28,11 +29,16 @@ class AsyncInbox : public std::enable_shared_from_this<AsyncInbox<T>> {
 
   // Any thread.
   void push(T value) {
+    queued_.fetch_add(1, std::memory_order_relaxed);
     boost::asio::post(strand_, [self = this->shared_from_this(), value = std::move(value)]() mutable {
       self->values_.push_back(std::move(value));
       self->deliver();
     });
   }
+
+  // Whether a value was pushed that next() has not returned yet: the consumer will not wait for it long
+  // (it is on its way to the strand). A hint, for batching work until the consumer would really block.
+  bool has_queued() const { return queued_.load(std::memory_order_relaxed) > 0; }
 
   // On the strand, from the one coroutine that consumes this inbox.
   boost::asio::awaitable<T> next() {
@@ -53,11 +59,13 @@ class AsyncInbox : public std::enable_shared_from_this<AsyncInbox<T>> {
     waiter_.reset();
     T value = std::move(values_.front());
     values_.pop_front();
+    queued_.fetch_sub(1, std::memory_order_relaxed);
     std::move(handler)(std::move(value));
   }
 
   Strand strand_;
   std::deque<T> values_;
+  std::atomic<size_t> queued_{0};
   std::optional<boost::asio::any_completion_handler<void(T)>> waiter_;
 };
 
