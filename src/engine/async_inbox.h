@@ -6,6 +6,7 @@
 // there. Owned through shared_ptr so late callbacks (a tool finishing after an interrupt) stay safe.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -13,7 +14,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <atomic>
 #include <deque>
 #include <memory>
 #include <optional>

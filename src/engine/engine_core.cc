@@ -152,7 +152,7 @@ EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
       control_(asio::make_strand(io_)) {
   const int count = std::max(1, options_.io_threads);
   for (int i = 0; i < count; ++i) io_threads_.emplace_back([this] { io_.run(); });
-  recover_waits();
+  recover_runs();
 }
 
 EngineCore::Impl::~Impl() {
@@ -222,7 +222,7 @@ void EngineCore::Impl::submit(Op op) {
 
 void EngineCore::Impl::handle_engine_op(Op op) {
   if (op.method == "initialize") {
-    ack(op, "", {{"protocolVersion", kProtocolVersion}});
+    ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", unfinished_runs()}});
     // A client connecting (after a restart, say) is shown what is asked of it.
     if (op.params.value("subscribe", true)) resend_waits();
   } else if (op.method == "thread.create") {
@@ -258,6 +258,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   if (method == "queue.start") return start_queued(actor, op);
   if (method == "turn.interrupt") return interrupt(actor, op);
   if (method == "run.resume") return resume_run(actor, op);
+  if (method == "run.resolveUncertain") return resolve_uncertain(actor, op);
   if (method == "queue.update") {
     // A queued input becomes a turn's input later: it must be one now.
     if (auto content = turn_input(op.params.value("input", json())); !content) {
@@ -382,6 +383,14 @@ Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction&
                                                                     std::optional<int64_t> budget) {
   AdmittedTurn a;
   ThreadRecord thread = KEEL_TRY(threads_.get_live(tx, thread_id));
+  // A call whose outcome is unknown has no result yet: no turn may build on that history until the person
+  // resolved it (run.resolveUncertain).
+  if (auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));
+      latest && latest->state == RunState::kPausedUncertain) {
+    return fail(codes::kRunUncertain, "run " + latest->id +
+                                          " stopped in a write whose outcome is unknown; resolve it first "
+                                          "(run.resolveUncertain: retry, mark_done or fail)");
+  }
   a.first_turn = !thread.leaf_node_id.has_value();
   a.first_line = first_line(content);
   RunRecord run;

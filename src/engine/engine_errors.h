@@ -24,6 +24,10 @@ inline constexpr char kSteerTurnMismatch[] = "steer.turn_mismatch";  // expected
 inline constexpr char kTurnEnded[] = "turn.ended";                   // too late to steer: enqueue instead
 inline constexpr char kAttachmentNotFound[] = "attachment.not_found";
 inline constexpr char kQueueEmpty[] = "queue.empty";
+// Recovery (spec §5).
+inline constexpr char kRunNotUncertain[] = "run.not_uncertain";  // run.resolveUncertain on another state
+inline constexpr char kRunUncertain[] =
+    "run.uncertain";  // a new turn must wait: a write's outcome is unknown
 // Durable waits (spec §5): approvals and interactions.
 inline constexpr char kThreadWaiting[] = "thread.waiting";  // an approval or interaction holds the thread
 inline constexpr char kApprovalThreadMismatch[] = "approval.thread_mismatch";

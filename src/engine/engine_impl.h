@@ -185,10 +185,20 @@ class EngineCore::Impl final {
   void fire_timer(const std::shared_ptr<ThreadActor>& actor, const std::string& interaction_id);
   // The held wait is settled or withdrawn: a runner continues the run.
   void continue_held(const std::shared_ptr<ThreadActor>& actor);
-  // At start: every run waiting for an approval or an interaction holds its thread again; a wait that was
-  // settled before the process died continues at once; timers are re-armed.
-  void recover_waits();
+  // A run waiting for an approval or an interaction holds its thread again after a restart; a wait that
+  // was settled before the process died continues at once; timers are re-armed.
   void restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
+
+  // ---- recovery (engine/recovery.cc) ----
+  // At start: classifies every run an earlier process left executing or waiting (spec §5).
+  void recover_runs();
+  void restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
+  // The run is the thread's active turn again and a continuation runner picks it up.
+  void continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
+  // run.resolveUncertain {threadId, runId?, resolution: retry | mark_done | fail}.
+  void resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // Every run that has not finished (for initialize: a front end offers "continue").
+  nlohmann::json unfinished_runs();
   // Sends the requests of every open wait again (initialize{subscribe}: a client that connects after a
   // restart sees what is asked of it).
   void resend_waits();

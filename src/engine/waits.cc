@@ -257,18 +257,6 @@ void EngineCore::Impl::continue_held(const std::shared_ptr<ThreadActor>& actor) 
   spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true);
 }
 
-void EngineCore::Impl::recover_waits() {
-  auto tx = store().begin(TxMode::kRead);
-  if (!tx) return;
-  auto runs = runs_.list_in_states(**tx, {RunState::kWaitingApproval, RunState::kWaitingInteraction});
-  (void)(*tx)->commit();
-  if (!runs) return;
-  for (RunRecord& run : *runs) {
-    auto actor = actor_for(run.thread_id);
-    asio::post(actor->strand, [this, actor, run = std::move(run)] { restore_wait(actor, run); });
-  }
-}
-
 void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
   if (actor->active) return;
   actor->active.emplace();

@@ -1,0 +1,208 @@
+// engine/recovery.cc — what a starting engine does with the runs an earlier process left unfinished
+// (spec §5), and run.resolveUncertain.
+//
+// At start every run that was executing is classified from the store:
+//   - waiting_approval / waiting_interaction: the wait holds its thread again (engine/waits.cc);
+//   - streaming_model / executing_tool with no dispatched call: it continues by itself from its last
+//     checkpoint (a continuation runner finishes the calls without results, then calls the model);
+//   - a dispatched call without a result (Run.pendingTool written before the tool ran): by the tool's
+//     recovery class — retry-safe runs again; inspect-first gets a result saying the outcome is unknown
+//     and to inspect before retrying; never-retry moves the run to paused_uncertain until the person
+//     chooses (run.resolveUncertain{retry | mark_done | fail}).
+// Interrupted, budget-paused and paused_uncertain runs wait for the person; initialize lists them.
+#include <boost/asio/post.hpp>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_impl.h"
+#include "store/node_body.h"
+#include "store/receipts.h"
+
+namespace keel {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+// A dispatch record: Run.pendingTool naming a call that was started, not a wait.
+bool is_dispatch(const json& pending) {
+  return pending.is_object() && pending.contains("toolCallId") && !pending.contains("approvalId") &&
+         !pending.contains("interactionId");
+}
+
+}  // namespace
+
+void EngineCore::Impl::recover_runs() {
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return;
+  auto runs = runs_.list_in_states(**tx, {RunState::kWaitingApproval, RunState::kWaitingInteraction,
+                                          RunState::kStreamingModel, RunState::kExecutingTool});
+  (void)(*tx)->commit();
+  if (!runs) return;
+  for (RunRecord& run : *runs) {
+    auto actor = actor_for(run.thread_id);
+    asio::post(actor->strand, [this, actor, run = std::move(run)] {
+      if (run.state == RunState::kWaitingApproval || run.state == RunState::kWaitingInteraction) {
+        restore_wait(actor, run);
+      } else {
+        restore_running(actor, run);
+      }
+    });
+  }
+}
+
+void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
+  if (actor->active) return;
+  const json pending = run.pending_tool.value_or(json::object());
+  if (is_dispatch(pending)) {
+    const RegisteredTool* tool = deps_.tools->snapshot()->find(pending.value("name", ""));
+    // A tool that is gone cannot say it is safe to repeat: treat it as never-retry.
+    const ToolRecovery recovery = tool ? tool->descriptor->recovery : ToolRecovery::kNeverRetry;
+    if (recovery == ToolRecovery::kNeverRetry) {
+      auto paused = write([&](Transaction& tx) -> Result<RunRecord> {
+        RunUpdate update;
+        update.stop_reason = "uncertain";
+        return runs_.transition(tx, run.id, run.revision, RunState::kPausedUncertain, update);
+      });
+      if (!paused) return;  // the run keeps its state; the next start classifies it again
+      publish("run.updated", run.thread_id,
+              {{"runId", paused->id}, {"state", to_string(paused->state)}, {"revision", paused->revision}});
+      publish("run.uncertain", run.thread_id,
+              {{"runId", paused->id},
+               {"turnId", paused->turn_id},
+               {"toolCallId", pending.value("toolCallId", "")},
+               {"name", pending.value("name", "")},
+               {"offers", {"retry", "mark_done", "fail"}}});
+      return;
+    }
+    if (recovery == ToolRecovery::kInspectFirst) {
+      auto answered = write([&](Transaction& tx) -> Result<RunRecord> {
+        auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
+            .tool_call_id = pending.value("toolCallId", ""),
+            .content = text_result("keel stopped while this call was running, so its outcome is unknown. "
+                                   "Inspect the current state before calling it again.")
+                           .content,
+            .is_error = true}));
+        body["uncertain"] = true;
+        NewNode node;
+        node.id = deps_.ids->next_id();
+        node.thread_id = run.thread_id;
+        node.run_id = run.id;
+        node.kind = NodeKind::kToolResult;
+        node.body = std::move(body);
+        KEEL_TRY(threads_.append(tx, std::move(node)));
+        RunUpdate update;
+        update.clear_pending_tool = true;
+        return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
+      });
+      if (!answered) return;
+    }
+    // retry-safe: the continuation runs the call again.
+  }
+  continue_recovered(actor, run);
+}
+
+void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
+  actor->active.emplace();
+  actor->active->turn_id = run.turn_id;
+  actor->active->run_id = run.id;
+  actor->active->turn_kind = run.turn_kind;
+  actor->context.invalidate();
+  open_gate(actor, run);
+  publish("turn.start", run.thread_id,
+          {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", true}, {"recovered", true}});
+  CancellationToken cancel = actor->active->cancel.token();
+  if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
+  enter_running();
+  spawn_turn_runner(*this, actor, run, std::move(cancel), /*continuing=*/true);
+}
+
+void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+  const std::string& thread_id = actor->thread_id;
+  if (actor->active) {
+    return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is running on this thread"));
+  }
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return reject(op, thread_id, context.error());
+  std::optional<RunRecord> resolved;
+  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+    resolved.reset();
+    const std::string resolution = op.params.value("resolution", "");
+    if (resolution != "retry" && resolution != "mark_done" && resolution != "fail") {
+      return fail(codes::kInvalidArgument, "'resolution' must be retry, mark_done or fail");
+    }
+    RunRecord run;
+    if (op.params.contains("runId")) {
+      if (!op.params["runId"].is_string()) return fail(codes::kInvalidArgument, "'runId' must be a string");
+      run = KEEL_TRY(runs_.get(tx, op.params["runId"].get<std::string>()));
+      if (run.thread_id != thread_id) {
+        return fail(codes::kRunNotFound, "run " + run.id + " is not a run of thread " + thread_id);
+      }
+    } else {
+      auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));
+      if (!latest) return fail(codes::kRunNotFound, "thread " + thread_id + " has no run");
+      run = std::move(*latest);
+    }
+    const json pending = run.pending_tool.value_or(json::object());
+    if (run.state != RunState::kPausedUncertain || !is_dispatch(pending)) {
+      return fail(codes::kRunNotUncertain, "run " + run.id + " is " + std::string(to_string(run.state)) +
+                                               "; only a paused_uncertain run can be resolved");
+    }
+    if (resolution == "retry") {
+      resolved = KEEL_TRY(runs_.transition_from(tx, run, RunState::kExecutingTool));
+    } else {
+      const bool done = resolution == "mark_done";
+      auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
+          .tool_call_id = pending.value("toolCallId", ""),
+          .content =
+              text_result(done ? "The user confirmed that this call took effect (keel had stopped while "
+                                 "it ran)."
+                               : "The user marked this call as failed: it did not take effect (keel had "
+                                 "stopped while it ran).")
+                  .content,
+          .is_error = !done}));
+      body["resolution"] = resolution;
+      NewNode node;
+      node.id = deps_.ids->next_id();
+      node.thread_id = thread_id;
+      node.run_id = run.id;
+      node.kind = NodeKind::kToolResult;
+      node.body = std::move(body);
+      KEEL_TRY(threads_.append(tx, std::move(node)));
+      RunUpdate update;
+      update.clear_pending_tool = true;
+      resolved = KEEL_TRY(runs_.transition_from(tx, run, RunState::kStreamingModel, update));
+    }
+    return json{{"runId", run.id}, {"turnId", run.turn_id}, {"resolution", resolution}};
+  });
+  if (!outcome) return reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
+  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (outcome->replayed || !resolved) return;
+  publish("run.updated", thread_id,
+          {{"runId", resolved->id}, {"state", to_string(resolved->state)}, {"revision", resolved->revision}});
+  continue_recovered(actor, *resolved);
+}
+
+json EngineCore::Impl::unfinished_runs() {
+  json out = json::array();
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return out;
+  auto runs = runs_.list_in_states(
+      **tx, {RunState::kStreamingModel, RunState::kExecutingTool, RunState::kWaitingApproval,
+             RunState::kWaitingInteraction, RunState::kInterrupted, RunState::kBudgetPaused,
+             RunState::kPausedUncertain});
+  (void)(*tx)->commit();
+  if (!runs) return out;
+  for (const RunRecord& run : *runs) {
+    out.push_back(
+        {{"threadId", run.thread_id},
+         {"runId", run.id},
+         {"turnId", run.turn_id},
+         {"state", to_string(run.state)},
+         {"canContinue", run.state == RunState::kInterrupted || run.state == RunState::kBudgetPaused}});
+  }
+  return out;
+}
+
+}  // namespace keel

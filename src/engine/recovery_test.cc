@@ -1,0 +1,208 @@
+// Recovery of unfinished runs at start (spec §5): a "crash" is simulated by making every store write fail
+// (a fail point) before the engine is dropped, so nothing after that moment persists, as when the process
+// is killed; a new engine then starts on the same store.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <tuple>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_harness.h"
+
+namespace keel {
+namespace {
+
+using nlohmann::json;
+using testing::EngineHarness;
+using testing::ScriptedResponse;
+
+// A tool that blocks (until the turn is cancelled) on its first execution and succeeds afterwards; counts
+// executions.
+class FlakyOnceTool final : public AgentTool {
+ public:
+  FlakyOnceTool(std::string name, ToolEffects effects, std::optional<ToolRecovery> recovery) {
+    spec_ = testing::simple_spec(std::move(name), effects);
+    spec_.recovery = recovery;
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  void execute(ToolCallContext context, json, std::function<void(Result<ToolResult>)> done) override {
+    if (++runs == 1) {
+      context.progress(ToolProgress{"working", nullptr});
+      auto shared = std::make_shared<std::function<void(Result<ToolResult>)>>(std::move(done));
+      registration_ = context.cancel.on_cancel([shared] { (*shared)(fail(codes::kCancelled, "cancelled")); });
+      return;
+    }
+    done(text_result("done on run " + std::to_string(runs.load())));
+  }
+  std::atomic<int> runs{0};
+
+ private:
+  ToolSpec spec_;
+  CancellationRegistration registration_;
+};
+
+class RecoveryTest : public ::testing::Test {
+ protected:
+  static testing::HarnessOptions options(FailPoints* points) {
+    testing::HarnessOptions o;
+    o.fail_points = points;
+    return o;
+  }
+  RecoveryTest() : h(options(&fail_points)) {}
+  void SetUp() override {
+    for (auto& [name, effects, recovery] :
+         std::vector<std::tuple<std::string, ToolEffects, std::optional<ToolRecovery>>>{
+             {"send_mail", ToolEffects::kWrite, std::nullopt},  // never-retry by default
+             {"deploy", ToolEffects::kWrite, ToolRecovery::kInspectFirst},
+             {"fetch", ToolEffects::kRead, std::nullopt}}) {  // retry-safe by default
+      auto tool = std::make_shared<FlakyOnceTool>(name, effects, recovery);
+      tools[name] = tool;
+      ASSERT_TRUE(h.tools.register_tool(tool));
+    }
+    h.start();
+    thread = h.create_thread();
+  }
+  // Starts a turn whose model calls `tool`, waits until the tool runs, then "crashes".
+  std::string crash_while_running(const std::string& tool) {
+    h.provider.push(ScriptedResponse::tool_calls({{"c1", tool, "{}"}}));
+    AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+    EXPECT_EQ(ack.type, "command.ack");
+    h.wait_tool_progress(thread);
+    crash();
+    return ack.payload["result"]["runId"];
+  }
+  void crash() {
+    fail_points.arm("store.begin", FailPoints::Action::kError, 1, /*repeat=*/true);
+    h.stop();
+    fail_points.disarm_all();
+  }
+  std::vector<NodeRecord> results() {
+    std::vector<NodeRecord> out;
+    for (const NodeRecord& node : h.path(thread)) {
+      if (node.kind == NodeKind::kToolResult) out.push_back(node);
+    }
+    return out;
+  }
+
+  FailPoints fail_points;
+  EngineHarness h;
+  std::map<std::string, std::shared_ptr<FlakyOnceTool>> tools;
+  std::string thread;
+};
+
+TEST_F(RecoveryTest, ACrashInANeverRetryWritePausesTheRunUntilThePersonDecides) {
+  const std::string run_id = crash_while_running("send_mail");
+  EXPECT_EQ(h.run(run_id).state, RunState::kExecutingTool);
+  h.start();
+  h.wait_run_state(run_id, RunState::kPausedUncertain);
+  EXPECT_EQ(tools["send_mail"]->runs, 1);
+  // A new turn may not build on a call without a result; enqueueing is fine.
+  EXPECT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "x"}}).payload["error"]["code"],
+            codes::kRunUncertain);
+  AgentEvent init = h.request("initialize", {{"subscribe", true}});
+  ASSERT_EQ(init.payload["result"]["unfinished"].size(), 1u);
+  EXPECT_EQ(init.payload["result"]["unfinished"][0]["state"], "paused_uncertain");
+  h.provider.push(ScriptedResponse::text("ok, it was sent"));
+  AgentEvent resolved =
+      h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "mark_done"}});
+  ASSERT_EQ(resolved.type, "command.ack") << resolved.payload.dump();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["send_mail"]->runs, 1);  // never executed twice
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_EQ(results()[0].body.value("resolution", ""), "mark_done");
+}
+
+TEST_F(RecoveryTest, RetryRunsTheUncertainWriteAgainOnlyWhenThePersonSaysSo) {
+  const std::string run_id = crash_while_running("send_mail");
+  h.start();
+  h.wait_run_state(run_id, RunState::kPausedUncertain);
+  h.provider.push(ScriptedResponse::text("sent"));
+  ASSERT_EQ(h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "retry"}}).type,
+            "command.ack");
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["send_mail"]->runs, 2);
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_FALSE(results()[0].body.value("isError", true));
+}
+
+TEST_F(RecoveryTest, FailGivesTheModelAnErrorResultAndTheRunGoesOn) {
+  const std::string run_id = crash_while_running("send_mail");
+  h.start();
+  h.wait_run_state(run_id, RunState::kPausedUncertain);
+  h.provider.push(ScriptedResponse::text("it failed then"));
+  ASSERT_EQ(h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "fail"}}).type,
+            "command.ack");
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["send_mail"]->runs, 1);
+  EXPECT_TRUE(results()[0].body.value("isError", false));
+}
+
+TEST_F(RecoveryTest, ResolveUncertainRefusesRunsThatAreNotUncertainAndBadResolutions) {
+  h.provider.push(ScriptedResponse::text("hi"));
+  h.run_turn(thread, "hello");
+  EXPECT_EQ(h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "retry"}})
+                .payload["error"]["code"],
+            codes::kRunNotUncertain);
+  EXPECT_EQ(h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "maybe"}})
+                .payload["error"]["code"],
+            codes::kInvalidArgument);
+  EXPECT_EQ(
+      h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "retry"}, {"runId", "nope"}})
+          .payload["error"]["code"],
+      codes::kRunNotFound);
+}
+
+TEST_F(RecoveryTest, AnInspectFirstCallGetsAnOutcomeUnknownResultAndTheRunContinues) {
+  const std::string run_id = crash_while_running("deploy");
+  h.provider.push(ScriptedResponse::text("I will check the deployment first"));
+  h.start();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["deploy"]->runs, 1);
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_TRUE(results()[0].body.value("uncertain", false));
+  EXPECT_NE(results()[0].body.dump().find("Inspect"), std::string::npos);
+}
+
+TEST_F(RecoveryTest, ARetrySafeCallRunsAgainAndTheRunContinues) {
+  const std::string run_id = crash_while_running("fetch");
+  h.provider.push(ScriptedResponse::text("fetched"));
+  h.start();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["fetch"]->runs, 2);
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_FALSE(results()[0].body.value("isError", true));
+}
+
+TEST_F(RecoveryTest, ARunThatDiedWhileTheModelStreamedContinuesByItself) {
+  h.provider.push(ScriptedResponse::stall());
+  AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  ASSERT_EQ(ack.type, "command.ack");
+  const std::string run_id = ack.payload["result"]["runId"];
+  ASSERT_TRUE(h.log.wait_until([&](const auto&) { return h.provider.requests().size() == 1; }));
+  crash();
+  EXPECT_EQ(h.run(run_id).state, RunState::kStreamingModel);
+  h.provider.push(ScriptedResponse::text("here is the answer"));
+  h.start();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message"}));
+}
+
+TEST_F(RecoveryTest, AnInterruptedRunWaitsAndIsListedAsUnfinished) {
+  h.provider.push(ScriptedResponse::stall());
+  AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  ASSERT_TRUE(h.log.wait_until([&](const auto&) { return h.provider.requests().size() == 1; }));
+  ASSERT_EQ(h.request("turn.interrupt", {{"threadId", thread}}).type, "command.ack");
+  h.wait_complete(thread, 1);
+  h.stop();
+  h.start();
+  AgentEvent init = h.request("initialize", {{"subscribe", true}});
+  const json unfinished = init.payload["result"]["unfinished"];
+  ASSERT_EQ(unfinished.size(), 1u);
+  EXPECT_EQ(unfinished[0]["state"], "interrupted");
+  EXPECT_TRUE(unfinished[0]["canContinue"].get<bool>());
+  EXPECT_EQ(h.run(ack.payload["result"]["runId"]).state, RunState::kInterrupted);
+}
+
+}  // namespace
+}  // namespace keel
