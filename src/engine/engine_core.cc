@@ -7,6 +7,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
+#include "engine/run_environment.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
 #include "util/utf8.h"
@@ -147,6 +148,7 @@ EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
       runs_(*deps.clock),
       queue_(*deps.clock),
       interactions_(*deps.clock),
+      snapshots_(*deps.clock),
       commands_(*deps.store, *deps.clock, *deps.ids),
       work_(asio::make_work_guard(io_)),
       control_(asio::make_strand(io_)) {
@@ -401,6 +403,10 @@ Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction&
   run.state = RunState::kStreamingModel;
   run.budget_tokens = budget;
   run.usage = json::object();
+  // The environment the run starts with, frozen with it (spec §5).
+  EnvironmentSnapshotRecord environment = KEEL_TRY(capture_environment(
+      deps_.ids->next_id(), options_.model, options_.transport, *deps_.tools->snapshot()));
+  run.snapshot_id = KEEL_TRY(snapshots_.put(tx, std::move(environment))).id;
   a.run = KEEL_TRY(runs_.create(tx, std::move(run)));
   NewNode turn_context;
   turn_context.id = deps_.ids->next_id();

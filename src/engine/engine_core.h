@@ -45,8 +45,20 @@ struct ModelSettings {
   nlohmann::json parameters = nlohmann::json::object();
 };
 
+// How the engine reaches its model, as a run's environment snapshot records it (spec §5): recovery refuses a
+// run whose transport or credential reference shape changed. The secret itself is never here; it may
+// rotate behind the same reference.
+struct ProviderTransport {
+  std::string kind = "scripted";  // openai-chat | openai-responses | anthropic | scripted
+  std::string base_url;
+  std::string wire_format;
+  std::string credential_id;     // the reference, e.g. "openai-main" ("" = none)
+  std::string credential_shape;  // e.g. "api_key"
+};
+
 struct EngineOptions {
   ModelSettings model;
+  ProviderTransport transport;
   // Title generation: a best-effort call to this model through `task_provider` on a thread's first turn.
   std::optional<std::string> task_model;
   std::optional<int64_t> default_budget_tokens;

@@ -25,6 +25,13 @@ inline constexpr char kTurnEnded[] = "turn.ended";                   // too late
 inline constexpr char kAttachmentNotFound[] = "attachment.not_found";
 inline constexpr char kQueueEmpty[] = "queue.empty";
 // Recovery (spec §5).
+inline constexpr char kSnapshotTooLarge[] = "snapshot.too_large";
+inline constexpr char kSnapshotTooManyTools[] = "snapshot.too_many_tools";
+inline constexpr char kSnapshotEntryTooLarge[] = "snapshot.entry_too_large";
+inline constexpr char kSnapshotTooDeep[] = "snapshot.too_deep";
+inline constexpr char kSnapshotDigestMismatch[] = "snapshot.digest_mismatch";
+inline constexpr char kSnapshotVersionUnsupported[] = "snapshot.version_unsupported";
+inline constexpr char kEnvironmentDrift[] = "environment.drift";
 inline constexpr char kRunNotUncertain[] = "run.not_uncertain";  // run.resolveUncertain on another state
 inline constexpr char kRunUncertain[] =
     "run.uncertain";  // a new turn must wait: a write's outcome is unknown

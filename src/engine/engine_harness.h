@@ -127,6 +127,8 @@ class EngineHarness {
   // Replaces the gatekeeper the next start() uses (tests that open a PolicyGatekeeper on the harness's
   // store; it must outlive the engine).
   void set_gatekeeper(Gatekeeper* gatekeeper) { options_.gatekeeper = gatekeeper; }
+  // The options the next start() builds the engine with (tests change the configuration across a restart).
+  EngineOptions& engine_options() { return options_.engine; }
   // Starts the engine (tests register extra tools or script responses first if they like).
   void start() {
     EngineDeps deps{store_.get(),

@@ -27,6 +27,7 @@
 #include "store/records.h"
 #include "store/run_repository.h"
 #include "store/session_context.h"
+#include "store/snapshot_repository.h"
 #include "store/thread_repository.h"
 
 namespace keel {
@@ -109,6 +110,7 @@ class EngineCore::Impl final {
   ThreadRepository& threads() { return threads_; }
   RunRepository& runs() { return runs_; }
   InteractionRepository& interactions() { return interactions_; }
+  SnapshotRepository& snapshots() { return snapshots_; }
   // Arms the timer of a waiting timer interaction of the actor's held wait (on the actor's strand); when it
   // fires, the interaction is answered and the run continues.
   void arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer);
@@ -220,6 +222,7 @@ class EngineCore::Impl final {
   RunRepository runs_;
   QueueRepository queue_;
   InteractionRepository interactions_;
+  SnapshotRepository snapshots_;
   StoreCommands commands_;
   EventBus bus_;
 

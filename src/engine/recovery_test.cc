@@ -204,5 +204,50 @@ TEST_F(RecoveryTest, AnInterruptedRunWaitsAndIsListedAsUnfinished) {
   EXPECT_EQ(h.run(ack.payload["result"]["runId"]).state, RunState::kInterrupted);
 }
 
+TEST_F(RecoveryTest, ARecoveredRunUsesTheEnvironmentItStartedWithNotTheCurrentConfiguration) {
+  h.provider.push(ScriptedResponse::stall());
+  AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  const std::string run_id = ack.payload["result"]["runId"];
+  ASSERT_TRUE(h.log.wait_until([&](const auto&) { return h.provider.requests().size() == 1; }));
+  const std::string prompt_then = h.provider.requests()[0].system_prompt;
+  crash();
+  h.engine_options().model.system_prompt = "A prompt configured after the crash.";
+  h.provider.push(ScriptedResponse::text("continued"));
+  h.start();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  ASSERT_EQ(h.provider.requests().size(), 2u);
+  EXPECT_EQ(h.provider.requests()[1].system_prompt, prompt_then);
+}
+
+TEST_F(RecoveryTest, ARunWhoseProviderTransportDriftedFailsWithAReasonAndNothingIsDeleted) {
+  const std::string run_id = crash_while_running("fetch");
+  const std::vector<NodeRecord> before = h.path(thread);
+  h.engine_options().transport.base_url = "https://another-endpoint.example/v1";
+  h.start();
+  h.wait_run_state(run_id, RunState::kFailed);
+  const RunRecord run = h.run(run_id);
+  ASSERT_TRUE(run.error.has_value());
+  EXPECT_NE(run.error->find("environment.drift"), std::string::npos) << *run.error;
+  EXPECT_NE(run.error->find("baseUrl"), std::string::npos) << *run.error;
+  const std::vector<NodeRecord> after = h.path(thread);
+  ASSERT_GE(after.size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i].id, before[i].id);
+  EXPECT_EQ(tools["fetch"]->runs, 1);  // not run again under a changed environment
+  // The open call got a result, so the thread can take a new turn.
+  h.provider.push(ScriptedResponse::text("fresh start"));
+  EXPECT_EQ(h.run_turn(thread, "again").payload["stopReason"], "end");
+}
+
+TEST_F(RecoveryTest, ARunWhoseToolChangedFailsInsteadOfRunningTheNewTool) {
+  const std::string run_id = crash_while_running("fetch");
+  ASSERT_TRUE(h.tools.unregister_tool("fetch"));
+  auto changed = std::make_shared<FlakyOnceTool>("fetch", ToolEffects::kWrite, std::nullopt);
+  ASSERT_TRUE(h.tools.register_tool(changed));
+  h.start();
+  h.wait_run_state(run_id, RunState::kFailed);
+  EXPECT_NE(h.run(run_id).error->find("fetch changed"), std::string::npos);
+  EXPECT_EQ(changed->runs, 0);
+}
+
 }  // namespace
 }  // namespace keel

@@ -24,6 +24,7 @@
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
 #include "engine/response_assembler.h"
+#include "engine/run_environment.h"
 #include "engine/tool_output.h"
 #include "engine/wait_records.h"
 #include "store/node_body.h"
@@ -314,12 +315,24 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // continue the cached path clears this and the next request builds from the store.
   bool context_current_ = false;
   const bool continuing_ = false;
+  // What the run executes with: its environment snapshot's model settings and tools (the engine's current
+  // options for a run that has none).
+  ModelSettings model_;
+  std::optional<std::vector<std::string>> snapshot_tools_;
+  // Loads the run's environment; a continuing run's is verified against the current transport and tools
+  // first (spec §5). Errors end the run as failed, with the reason.
+  Result<void> load_environment();
 };
 
 std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
-  const ModelSettings& model = engine_.options().model;
+  const ModelSettings& model = model_;
   if (!model.tool_use) return ToolRegistry::empty_generation();  // no schema is sent at all
   auto generation = engine_.deps().tools->snapshot();
+  if (snapshot_tools_) {
+    // The run's catalog, from the current generation (recovery verified that the two agree).
+    std::unordered_set<std::string> names(snapshot_tools_->begin(), snapshot_tools_->end());
+    return generation->filtered([&](const ToolDescriptor& d) { return names.contains(d.name); });
+  }
   if (!model.vision) {
     generation = generation->filtered([](const ToolDescriptor& d) { return d.name != "screenshot"; });
   }
@@ -327,7 +340,7 @@ std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
 }
 
 Result<ProviderRequest> TurnRunner::build_request() {
-  const ModelSettings& model = engine_.options().model;
+  const ModelSettings& model = model_;
   ProviderRequest request;
   if (context_current_) {
     request.messages = actor_->context.messages();
@@ -432,7 +445,35 @@ std::vector<std::string> TurnRunner::count_result(bool failed, bool refused) {
   return notices;
 }
 
+Result<void> TurnRunner::load_environment() {
+  model_ = engine_.options().model;
+  if (!run_.snapshot_id) return {};
+  auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
+  EnvironmentSnapshotRecord snapshot = KEEL_TRY(engine_.snapshots().get(*tx, *run_.snapshot_id));
+  KEEL_TRY(tx->commit());
+  if (continuing_) {
+    KEEL_TRY(verify_environment(snapshot, engine_.options().transport, *engine_.deps().tools->snapshot()));
+  }
+  RunEnvironment env = KEEL_TRY(environment_of(snapshot));
+  model_ = std::move(env.model);
+  snapshot_tools_ = std::move(env.tool_names);
+  return {};
+}
+
 asio::awaitable<void> TurnRunner::run() {
+  if (auto loaded = load_environment(); !loaded) {
+    tools_ = ToolRegistry::empty_generation();
+    if (continuing_) {  // the open calls get results, so the history stays valid for a new turn
+      auto tx = engine_.store().begin(TxMode::kRead);
+      if (tx) {
+        if (auto calls = calls_without_results(**tx)) unanswered_ = *calls;
+        (void)(*tx)->commit();
+      }
+    }
+    co_await finish_failed(loaded.error());
+    flush_events();
+    co_return;
+  }
   tools_ = bind_tools();
   tools_off_ = run_.failure_streak >= kFailuresBeforeToolsOff;
   if (continuing_) {

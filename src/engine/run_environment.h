@@ -1,0 +1,56 @@
+// engine/run_environment.h — RunEnvironmentSnapshot (spec §4, §5): what a run was started with, frozen.
+//
+// When a run starts, its environment is captured once: the system prompt, skills, model parameters, the
+// provider transport (kind, base URL, wire format) and the credential reference's shape (never a secret),
+// the MCP bindings, and the tool catalog with each entry's digest. The body is bounded (total bytes,
+// catalog entries, bytes per entry, nesting depth) before it is digested (SHA-256 of canonical JSON) and
+// persisted with the run. A run always executes with its snapshot's prompt, model settings and tools, so
+// a run continued after a restart uses what it started with, never the configuration of the day.
+//
+// verify_environment() is the check before a started run continues: the stored digest must match the
+// body, the version must be one this keel reads, and the provider transport, the credential shape, every
+// MCP binding and every tool's schema and normalized security metadata must equal the current ones. A
+// version-1 snapshot (written before entries carried trust and provenance) is, once its own digest
+// verifies, completed with the defaults its tools' levels imply and then compared.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "keel/error.h"
+#include "keel/tool_registry.h"
+#include "store/records.h"
+
+namespace keel {
+
+inline constexpr int kEnvironmentVersion = 2;
+
+struct EnvironmentLimits {
+  size_t max_total_bytes = 2 * 1024 * 1024;
+  size_t max_catalog_entries = 512;
+  size_t max_entry_bytes = 128 * 1024;
+  size_t max_depth = 32;
+};
+
+// The snapshot body for a run starting now. Errors: snapshot.too_large, snapshot.too_many_tools,
+// snapshot.entry_too_large, snapshot.too_deep (each naming the bound), json.* (not encodable).
+Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, const ModelSettings& model,
+                                                      const ProviderTransport& transport,
+                                                      const ToolRegistryGeneration& tools,
+                                                      const EnvironmentLimits& limits = {});
+
+// Checks a stored snapshot against the current transport and tools. Errors: snapshot.digest_mismatch,
+// snapshot.version_unsupported, environment.drift (the message lists what changed, for a person).
+Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const ProviderTransport& transport,
+                                const ToolRegistryGeneration& tools);
+
+// The model settings and tool names a run executes with, read from its snapshot.
+struct RunEnvironment {
+  ModelSettings model;
+  std::vector<std::string> tool_names;
+};
+Result<RunEnvironment> environment_of(const EnvironmentSnapshotRecord& snapshot);
+
+}  // namespace keel

@@ -1,0 +1,150 @@
+// Tests for RunEnvironmentSnapshot capture and verification (engine/run_environment.h).
+#include "engine/run_environment.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/engine_errors.h"
+#include "engine/engine_harness.h"
+#include "util/sha256.h"
+
+namespace keel {
+namespace {
+
+using nlohmann::json;
+
+class RunEnvironmentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    add("read_notes", ToolEffects::kRead);
+    add("write_notes", ToolEffects::kWrite);
+    transport.kind = "openai-chat";
+    transport.base_url = "http://127.0.0.1:8080/v1";
+    transport.wire_format = "chat-completions";
+    transport.credential_id = "local";
+    transport.credential_shape = "api_key";
+    model.system_prompt = "Be brief.";
+    model.model = "m-1";
+    model.parameters = {{"temperature", 0.2}};
+  }
+  void add(const std::string& name, ToolEffects effects, json schema = json()) {
+    ToolSpec spec = testing::simple_spec(name, effects);
+    if (!schema.is_null()) spec.parameters = std::move(schema);
+    auto tool = std::make_shared<testing::LambdaTool>(
+        spec, [](ToolCallContext, json, auto done) { done(text_result("ok")); });
+    ASSERT_TRUE(registry.register_tool(tool));
+  }
+  EnvironmentSnapshotRecord capture(const EnvironmentLimits& limits = {}) {
+    auto captured = capture_environment("s1", model, transport, *registry.snapshot(), limits);
+    EXPECT_TRUE(captured) << captured.error().to_string();
+    return captured ? *captured : EnvironmentSnapshotRecord{};
+  }
+  static std::string drift_of(const Result<void>& verified) {
+    EXPECT_FALSE(verified.has_value());
+    if (verified) return "";
+    EXPECT_EQ(verified.error().code(), codes::kEnvironmentDrift) << verified.error().to_string();
+    return verified.error().message();
+  }
+
+  ToolRegistry registry;
+  ModelSettings model;
+  ProviderTransport transport;
+};
+
+TEST_F(RunEnvironmentTest, CapturesPromptModelTransportAndCatalogUnderItsDigest) {
+  EnvironmentSnapshotRecord snapshot = capture();
+  EXPECT_EQ(snapshot.version, kEnvironmentVersion);
+  EXPECT_EQ(snapshot.body["systemPrompt"], "Be brief.");
+  EXPECT_EQ(snapshot.body["model"]["parameters"]["temperature"], 0.2);
+  EXPECT_EQ(snapshot.body["provider"]["credential"], (json{{"id", "local"}, {"shape", "api_key"}}));
+  ASSERT_EQ(snapshot.body["toolCatalog"].size(), 2u);
+  EXPECT_FALSE(snapshot.body["toolCatalog"][0].value("digest", "").empty());
+  EXPECT_EQ(*json_fingerprint(snapshot.body), snapshot.digest);
+  RunEnvironment env = *environment_of(snapshot);
+  EXPECT_EQ(env.model.model, "m-1");
+  EXPECT_EQ(env.tool_names, (std::vector<std::string>{"read_notes", "write_notes"}));
+}
+
+TEST_F(RunEnvironmentTest, EachBoundIsEnforcedWithItsOwnCode) {
+  auto code_with = [&](EnvironmentLimits limits) {
+    auto captured = capture_environment("s", model, transport, *registry.snapshot(), limits);
+    EXPECT_FALSE(captured.has_value());
+    return captured ? std::string() : captured.error().code();
+  };
+  EXPECT_EQ(code_with({.max_catalog_entries = 1}), codes::kSnapshotTooManyTools);
+  EXPECT_EQ(code_with({.max_entry_bytes = 64}), codes::kSnapshotEntryTooLarge);
+  EXPECT_EQ(code_with({.max_total_bytes = 256}), codes::kSnapshotTooLarge);
+  json deep = 1;
+  for (int i = 0; i < 40; ++i) deep = json::array({deep});
+  model.parameters = {{"deep", deep}};
+  EXPECT_EQ(code_with({}), codes::kSnapshotTooDeep);
+}
+
+TEST_F(RunEnvironmentTest, TheSameEnvironmentVerifiesAndARotatedSecretIsNoDrift) {
+  EnvironmentSnapshotRecord snapshot = capture();
+  EXPECT_TRUE(verify_environment(snapshot, transport, *registry.snapshot()));
+  // The secret behind "local" rotated: nothing of it is in the snapshot, the reference and shape are equal.
+  ProviderTransport rotated = transport;
+  EXPECT_TRUE(verify_environment(snapshot, rotated, *registry.snapshot()));
+}
+
+TEST_F(RunEnvironmentTest, TransportAndCredentialShapeDriftRefuseRecovery) {
+  EnvironmentSnapshotRecord snapshot = capture();
+  ProviderTransport moved = transport;
+  moved.base_url = "https://elsewhere.example/v1";
+  EXPECT_NE(drift_of(verify_environment(snapshot, moved, *registry.snapshot())).find("baseUrl"),
+            std::string::npos);
+  ProviderTransport reshaped = transport;
+  reshaped.credential_shape = "oauth";
+  EXPECT_NE(drift_of(verify_environment(snapshot, reshaped, *registry.snapshot())).find("credential"),
+            std::string::npos);
+}
+
+TEST_F(RunEnvironmentTest, AToolWhoseSchemaOrSecurityChangedOrThatIsGoneRefusesRecovery) {
+  EnvironmentSnapshotRecord snapshot = capture();
+  ASSERT_TRUE(registry.unregister_tool("write_notes"));
+  EXPECT_NE(
+      drift_of(verify_environment(snapshot, transport, *registry.snapshot())).find("no longer registered"),
+      std::string::npos);
+  add("write_notes", ToolEffects::kRead);  // same name, different security metadata
+  EXPECT_NE(
+      drift_of(verify_environment(snapshot, transport, *registry.snapshot())).find("write_notes changed"),
+      std::string::npos);
+  ASSERT_TRUE(registry.unregister_tool("write_notes"));
+  add("write_notes", ToolEffects::kWrite,
+      {{"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}});
+  EXPECT_NE(drift_of(verify_environment(snapshot, transport, *registry.snapshot())).find("schema"),
+            std::string::npos);
+}
+
+TEST_F(RunEnvironmentTest, ADamagedBodyOrANewerVersionIsRefused) {
+  EnvironmentSnapshotRecord damaged = capture();
+  damaged.body["systemPrompt"] = "Be evil.";
+  auto verified = verify_environment(damaged, transport, *registry.snapshot());
+  ASSERT_FALSE(verified.has_value());
+  EXPECT_EQ(verified.error().code(), codes::kSnapshotDigestMismatch);
+  EnvironmentSnapshotRecord newer = capture();
+  newer.version = kEnvironmentVersion + 1;
+  verified = verify_environment(newer, transport, *registry.snapshot());
+  ASSERT_FALSE(verified.has_value());
+  EXPECT_EQ(verified.error().code(), codes::kSnapshotVersionUnsupported);
+}
+
+TEST_F(RunEnvironmentTest, AVersion1SnapshotWithoutTrustAndProvenanceIsCompletedWithTheDefaults) {
+  EnvironmentSnapshotRecord v1 = capture();
+  v1.version = 1;
+  for (json& entry : v1.body["toolCatalog"]) {
+    entry.erase("trust");
+    entry.erase("provenance");
+  }
+  v1.body["version"] = 1;
+  v1.digest = *json_fingerprint(v1.body);  // its own digest, as written then
+  EXPECT_TRUE(verify_environment(v1, transport, *registry.snapshot()));
+  // Completed with the defaults, any other difference still drifts.
+  v1.body["toolCatalog"][0]["recovery"] = "never-retry";
+  v1.digest = *json_fingerprint(v1.body);
+  EXPECT_NE(drift_of(verify_environment(v1, transport, *registry.snapshot())).find("read_notes"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace keel
