@@ -3,8 +3,11 @@
 //
 // At start every run that was executing is classified from the store:
 //   - waiting_approval / waiting_interaction: the wait holds its thread again (engine/waits.cc);
-//   - streaming_model / executing_tool with no dispatched call: it continues by itself from its last
-//     checkpoint (a continuation runner finishes the calls without results, then calls the model);
+//   - queued / streaming_model / executing_tool with no dispatched call: it continues by itself from its
+//     last checkpoint (a continuation runner finishes the calls without results, then calls the model; a
+//     queued run without an environment snapshot resolves the current configuration, for the first time);
+//   - a run whose row cannot be read (a state no keel state names, a damaged column) fails with the
+//     reason; the others recover as usual;
 //   - a dispatched call without a result (Run.pendingTool written before the tool ran): by the tool's
 //     recovery class — retry-safe runs again; inspect-first gets a result saying the outcome is unknown
 //     and to inspect before retrying; never-retry moves the run to paused_uncertain until the person
@@ -35,11 +38,24 @@ bool is_dispatch(const json& pending) {
 void EngineCore::Impl::recover_runs() {
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return;
-  auto runs = runs_.list_in_states(**tx, {RunState::kWaitingApproval, RunState::kWaitingInteraction,
-                                          RunState::kStreamingModel, RunState::kExecutingTool});
+  auto ids = runs_.unstopped_run_ids(**tx);
+  if (!ids) return;
+  std::vector<RunRecord> runs;
+  std::vector<std::pair<std::string, std::string>> damaged;  // run id, why
+  for (const std::string& id : *ids) {
+    auto run = runs_.get(**tx, id);
+    if (!run) {
+      damaged.emplace_back(id, "the run's row cannot be read (" + run.error().to_string() + ")");
+    } else {
+      runs.push_back(std::move(*run));
+    }
+  }
   (void)(*tx)->commit();
-  if (!runs) return;
-  for (RunRecord& run : *runs) {
+  // A damaged run fails with the reason; the others recover as usual.
+  for (const auto& [id, why] : damaged) {
+    (void)write([&](Transaction& wtx) { return runs_.mark_damaged(wtx, id, "recovery: " + why); });
+  }
+  for (RunRecord& run : runs) {
     auto actor = actor_for(run.thread_id);
     asio::post(actor->strand, [this, actor, run = std::move(run)] {
       if (run.state == RunState::kWaitingApproval || run.state == RunState::kWaitingInteraction) {

@@ -9,6 +9,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
+#include "store/run_repository.h"
 
 namespace keel {
 namespace {
@@ -247,6 +248,34 @@ TEST_F(RecoveryTest, ARunWhoseToolChangedFailsInsteadOfRunningTheNewTool) {
   h.wait_run_state(run_id, RunState::kFailed);
   EXPECT_NE(h.run(run_id).error->find("fetch changed"), std::string::npos);
   EXPECT_EQ(changed->runs, 0);
+}
+
+TEST_F(RecoveryTest, ADamagedRunRowFailsWithTheReasonAndTheOtherRunsStillRecover) {
+  const std::string other_thread = h.create_thread();
+  const std::string run_id = crash_while_running("fetch");
+  {
+    // A second unfinished run, on another thread, whose state no keel state names.
+    RunRepository runs(h.clock);
+    auto tx = h.store().begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    RunRecord damaged;
+    damaged.id = "damaged-run";
+    damaged.thread_id = other_thread;
+    damaged.turn_id = "damaged-turn";
+    damaged.state = RunState::kStreamingModel;
+    damaged.usage = json::object();
+    ASSERT_TRUE(runs.create(**tx, damaged));
+    ASSERT_TRUE((*tx)->execute("UPDATE runs SET state = 'sleeping' WHERE id = 'damaged-run'", {}));
+    ASSERT_TRUE((*tx)->commit());
+  }
+  h.provider.push(ScriptedResponse::text("fetched"));
+  h.start();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  // Marked while the engine started, before any run continued.
+  const RunRecord failed = h.run("damaged-run");
+  EXPECT_EQ(failed.state, RunState::kFailed);
+  ASSERT_TRUE(failed.error.has_value());
+  EXPECT_NE(failed.error->find("sleeping"), std::string::npos) << *failed.error;
 }
 
 }  // namespace

@@ -172,6 +172,26 @@ Result<std::vector<RunRecord>> RunRepository::list_in_states(Transaction& tx,
   return runs_from_rows(rows);
 }
 
+Result<std::vector<std::string>> RunRepository::unstopped_run_ids(Transaction& tx) {
+  auto rows = KEEL_TRY(tx.query(
+      "SELECT id FROM runs WHERE state NOT IN ('completed', 'failed', 'interrupted', 'budget_paused', "
+      "'paused_uncertain') ORDER BY created_at, id",
+      {}));
+  std::vector<std::string> ids;
+  ids.reserve(rows.size());
+  for (const SqlRow& row : rows) ids.push_back(row.text(0));
+  return ids;
+}
+
+Result<void> RunRepository::mark_damaged(Transaction& tx, const std::string& run_id,
+                                         const std::string& reason) {
+  KEEL_TRY(tx.execute(
+      "UPDATE runs SET state = 'failed', stop_reason = 'error', error = ?, revision = revision + 1, "
+      "updated_at = ? WHERE id = ?",
+      {reason, clock_.now_unix_ms(), run_id}));
+  return {};
+}
+
 bool RunRepository::can_transition(RunState from, RunState to) {
   using S = RunState;
   switch (from) {

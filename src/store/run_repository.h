@@ -76,6 +76,13 @@ class RunRepository {
   Result<std::vector<RunRecord>> list_by_thread(Transaction& tx, const std::string& thread_id);
   // The thread's most recently created run; nullopt when it has none.
   Result<std::optional<RunRecord>> latest_for_thread(Transaction& tx, const std::string& thread_id);
+  // Ids of every run that has not stopped — whatever its row says, so a run whose state no keel state
+  // names is found too (recovery), oldest first. Stopped: completed, failed, interrupted, budget_paused,
+  // paused_uncertain.
+  Result<std::vector<std::string>> unstopped_run_ids(Transaction& tx);
+  // Marks a run whose row cannot be read or whose state cannot be reached as failed, with `reason`,
+  // without decoding the row (recovery; nothing else of the run is touched).
+  Result<void> mark_damaged(Transaction& tx, const std::string& run_id, const std::string& reason);
   // Every run in one of `states`, oldest first (recovery: e.g. all non-terminal runs).
   Result<std::vector<RunRecord>> list_in_states(Transaction& tx, const std::vector<RunState>& states);
 
