@@ -356,6 +356,28 @@ TEST_F(RunRepositoryTest, DamagedJsonColumnIsADecodeFailure) {
   EXPECT_EQ(code_of(runs_.get(*tx, "r1")), codes::kStoreDecode);
 }
 
+TEST_F(RunRepositoryTest, UnstoppedRunsIncludeRowsInAStateNoKeelStateNamesAndCanBeMarkedDamaged) {
+  create_committed(run("r1", "t1", RunState::kStreamingModel));
+  create_committed(run("r2", "t1", RunState::kStreamingModel));
+  create_committed(run("r3", "t2", RunState::kWaitingApproval));
+  {
+    auto tx = begin();
+    must(runs_.transition(*tx, "r2", std::nullopt, RunState::kCompleted));
+    must(tx->execute("UPDATE runs SET state = 'sleeping' WHERE id = ?", {"r3"}));
+    must(tx->commit());
+  }
+  {
+    auto tx = begin(TxMode::kRead);
+    EXPECT_EQ(must(runs_.unstopped_run_ids(*tx)), (std::vector<std::string>{"r1", "r3"}));
+  }
+  auto tx = begin();
+  must(runs_.mark_damaged(*tx, "r3", "the state 'sleeping' is not one keel knows"));
+  RunRecord failed = must(runs_.get(*tx, "r3"));
+  EXPECT_EQ(failed.state, RunState::kFailed);
+  EXPECT_EQ(failed.error, "the state 'sleeping' is not one keel knows");
+  EXPECT_EQ(must(runs_.unstopped_run_ids(*tx)), (std::vector<std::string>{"r1"}));
+}
+
 // ---- steers ----
 
 TEST_F(RunRepositoryTest, AdmissionSequenceIsIncreasingAndUniquePerRun) {
