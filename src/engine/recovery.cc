@@ -33,6 +33,17 @@ bool is_dispatch(const json& pending) {
          !pending.contains("interactionId");
 }
 
+// A tool_result the engine writes for a call on the run's behalf (recovery, the person's resolution).
+NewNode result_node(std::string id, const RunRecord& run, json body) {
+  NewNode node;
+  node.id = std::move(id);
+  node.thread_id = run.thread_id;
+  node.run_id = run.id;
+  node.kind = NodeKind::kToolResult;
+  node.body = std::move(body);
+  return node;
+}
+
 }  // namespace
 
 void EngineCore::Impl::recover_runs() {
@@ -100,13 +111,7 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
                            .content,
             .is_error = true}));
         body["uncertain"] = true;
-        NewNode node;
-        node.id = deps_.ids->next_id();
-        node.thread_id = run.thread_id;
-        node.run_id = run.id;
-        node.kind = NodeKind::kToolResult;
-        node.body = std::move(body);
-        KEEL_TRY(threads_.append(tx, std::move(node)));
+        KEEL_TRY(threads_.append(tx, result_node(deps_.ids->next_id(), run, std::move(body))));
         RunUpdate update;
         update.clear_pending_tool = true;
         return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
@@ -178,13 +183,7 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
                   .content,
           .is_error = !done}));
       body["resolution"] = resolution;
-      NewNode node;
-      node.id = deps_.ids->next_id();
-      node.thread_id = thread_id;
-      node.run_id = run.id;
-      node.kind = NodeKind::kToolResult;
-      node.body = std::move(body);
-      KEEL_TRY(threads_.append(tx, std::move(node)));
+      KEEL_TRY(threads_.append(tx, result_node(deps_.ids->next_id(), run, std::move(body))));
       RunUpdate update;
       update.clear_pending_tool = true;
       resolved = KEEL_TRY(runs_.transition_from(tx, run, RunState::kStreamingModel, update));
