@@ -1,5 +1,6 @@
 // Recovery at start-up (spec §5): a store with 10,000 threads, 1,000 of which have a run that was
-// streaming from the model when the process died. Measured from the engine's construction:
+// streaming from the model when the process died (each with its environment snapshot, which recovery
+// verifies before the run continues). Measured from the engine's construction:
 //   classify_ms — until every unfinished run has been picked up again (each is streaming_model in a new
 //                 runner: the scripted model has been asked for its continuation);
 //   complete_ms — until every one of them has completed (the model answers at once; each completion is a
@@ -11,8 +12,10 @@
 #include <thread>
 
 #include "engine/engine_core.h"
+#include "engine/run_environment.h"
 #include "store/node_body.h"
 #include "store/run_repository.h"
+#include "store/snapshot_repository.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
 #include "testing/scripted_provider.h"
@@ -25,10 +28,12 @@ namespace {
 constexpr int kThreads = 10000;
 constexpr int kUnfinished = 1000;
 
-// Writes the threads, every tenth with a run left in streaming_model after its user message.
-Result<void> populate(Store& store, const Clock& clock, IdSource& ids) {
+// Writes the threads, every tenth with a run left in streaming_model after its user message, with the
+// environment snapshot it started with (recovery verifies each one).
+Result<void> populate(Store& store, const Clock& clock, IdSource& ids, const ToolRegistry& tools) {
   ThreadRepository threads(clock);
   RunRepository runs(clock);
+  SnapshotRepository snapshots(clock);
   auto tx = KEEL_TRY(store.begin(TxMode::kWrite));
   for (int i = 0; i < kThreads; ++i) {
     ThreadRecord thread = KEEL_TRY(threads.create(*tx, ids.next_id(), "thread " + std::to_string(i)));
@@ -39,6 +44,9 @@ Result<void> populate(Store& store, const Clock& clock, IdSource& ids) {
     run.turn_id = ids.next_id();
     run.state = RunState::kStreamingModel;
     run.usage = nlohmann::json::object();
+    EnvironmentSnapshotRecord environment =
+        KEEL_TRY(capture_environment(ids.next_id(), ModelSettings{}, ProviderTransport{}, *tools.snapshot()));
+    run.snapshot_id = KEEL_TRY(snapshots.put(*tx, std::move(environment))).id;
     KEEL_TRY(runs.create(*tx, std::move(run)));
     NewNode user;
     user.id = ids.next_id();
@@ -75,14 +83,14 @@ void BM_RecoverAtStart(benchmark::State& state) {
       state.SkipWithError(store.error().to_string().c_str());
       return;
     }
-    if (auto filled = populate(**store, clock, ids); !filled) {
+    ToolRegistry tools;
+    if (auto filled = populate(**store, clock, ids, tools); !filled) {
       state.SkipWithError(filled.error().to_string().c_str());
       return;
     }
     testing::ScriptedProvider provider;
     provider.set_recording(false);
     for (int i = 0; i < kUnfinished; ++i) provider.push(testing::ScriptedResponse::text("done"));
-    ToolRegistry tools;
     AllowAllGatekeeper gate;
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
