@@ -80,6 +80,15 @@ class ApprovalTest : public ::testing::Test {
     for (auto& [key, value] : extra.items()) params[key] = value;
     return h.request("approval.response", params);
   }
+  // The thread's last tool_result says the call was refused, mentioning `why` when given.
+  void expect_last_result_refused(const std::string& why = "") {
+    const std::optional<NodeRecord> result = last_result();
+    ASSERT_TRUE(result.has_value());
+    EXPECT_TRUE(result->body.value("refused", false)) << result->body.dump();
+    if (!why.empty()) {
+      EXPECT_NE(result->body.dump().find(why), std::string::npos) << result->body.dump();
+    }
+  }
   size_t count_kind(const std::string& kind) {
     size_t n = 0;
     for (const std::string& k : h.kinds(thread)) n += k == kind;
@@ -137,10 +146,7 @@ TEST_F(ApprovalTest, DeclineTellsTheModelItWasRefusedAndDoesNotCountAsAFailure) 
   ASSERT_EQ(respond(asked.payload["approvalId"], "decline", {{"reason", "not today"}}).type, "command.ack");
   h.wait_complete(thread, 1);
   EXPECT_EQ(saves, 0);
-  const std::optional<NodeRecord> result = last_result();
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->body.value("refused", false));
-  EXPECT_NE(result->body.dump().find("not today"), std::string::npos);
+  expect_last_result_refused("not today");
   EXPECT_EQ(h.run(asked.payload["runId"]).failure_streak, 0);
   // The model's next request carried the refusal.
   const auto requests = h.provider.requests();
@@ -317,10 +323,7 @@ TEST_F(ApprovalTest, APageThatMovedToAnotherOriginAfterTheApprovalIsNotActedOn) 
   ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
   h.wait_complete(thread, 1);
   EXPECT_EQ(page->runs, 0);
-  const std::optional<NodeRecord> result = last_result();
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->body.value("refused", false));
-  EXPECT_NE(result->body.dump().find("target changed"), std::string::npos);
+  expect_last_result_refused("target changed");
 }
 
 TEST_F(ApprovalTest, AWriteOnAnOriginKeelHasNoHostPermissionForIsNeverDispatched) {
@@ -332,10 +335,7 @@ TEST_F(ApprovalTest, AWriteOnAnOriginKeelHasNoHostPermissionForIsNeverDispatched
   h.run_turn(thread, "click elsewhere");
   EXPECT_EQ(page->runs, 0);
   EXPECT_TRUE(h.log.of_type("approval.request").empty());
-  const std::optional<NodeRecord> result = last_result();
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->body.value("refused", false));
-  EXPECT_NE(result->body.dump().find("host permission"), std::string::npos);
+  expect_last_result_refused("host permission");
 }
 
 TEST_F(ApprovalTest, ARuleRevokedAfterTheApprovalStopsTheDispatch) {
@@ -345,9 +345,7 @@ TEST_F(ApprovalTest, ARuleRevokedAfterTheApprovalStopsTheDispatch) {
   ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
   h.wait_complete(thread, 1);
   EXPECT_EQ(page->runs, 0);
-  const std::optional<NodeRecord> result = last_result();
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->body.value("refused", false));
+  expect_last_result_refused();
 }
 
 }  // namespace

@@ -239,9 +239,14 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
 
   // The tool_call node's body, with what the provider sent when it was replaced or unusable.
   static Result<json> tool_call_body(const PlannedCall& call, const std::string& assistant_node_id);
+  using ResultWritten = std::pair<std::vector<NodeRecord>, RunRecord>;
+  // In the caller's transaction: the call's tool_result node (body as given), the failure breaker's
+  // notices, and the run moved to `after` with its streak and without its pending tool.
+  Result<ResultWritten> append_result(Transaction& tx, const PlannedCall& call, json body,
+                                      const std::vector<std::string>& notices, RunState after);
   // After a call's result committed: the runner's copy of the run, the call answered, the context
   // following, the nodes published.
-  void took_result(const std::string& tool_call_id, std::pair<std::vector<NodeRecord>, RunRecord> written) {
+  void took_result(const std::string& tool_call_id, ResultWritten written) {
     run_ = std::move(written.second);
     answered(tool_call_id);
     follow(written.first);
@@ -769,6 +774,25 @@ json TurnRunner::dispatch_record(const PlannedCall& call) {
   return json{{"toolCallId", call.tool_call_id}, {"name", call.name}, {"nodeId", call.call_node_id}};
 }
 
+Result<TurnRunner::ResultWritten> TurnRunner::append_result(Transaction& tx, const PlannedCall& call,
+                                                            json body,
+                                                            const std::vector<std::string>& notices,
+                                                            RunState after) {
+  ResultWritten w;
+  w.first.push_back(KEEL_TRY(engine_.threads().append(
+      tx, make_node(call.result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
+  for (const std::string& text : notices) {
+    auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
+    w.first.push_back(KEEL_TRY(engine_.threads().append(
+        tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(notice)))));
+  }
+  RunUpdate update;
+  update.clear_pending_tool = run_.pending_tool.has_value();
+  update.failure_streak = run_.failure_streak;
+  w.second = KEEL_TRY(engine_.runs().transition_from(tx, run_, after, update));
+  return w;
+}
+
 asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
                                            std::optional<CallDecision> decided, bool dispatch_recorded) {
   const std::string& result_node_id = call.result_node_id;
@@ -787,15 +811,6 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   const std::optional<std::string> refusal = decision.refusal;
   const RegisteredTool* tool = decision.tool;
 
-  auto append_notices = [&](Transaction& tx, const std::vector<std::string>& notices,
-                            std::vector<NodeRecord>& out) -> Result<void> {
-    for (const std::string& text : notices) {
-      auto body = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
-      out.push_back(KEEL_TRY(engine_.threads().append(
-          tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(body)))));
-    }
-    return {};
-  };
   if (immediate_error || refusal) {
     // Only the result is written: nothing ran.
     const bool refused = refusal.has_value();
@@ -803,23 +818,14 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
                             ? text_result("The call was refused and not run: " + *refusal)
                             : text_result(immediate_error->message(), {{"code", immediate_error->code()}});
     std::vector<std::string> notices = count_result(!refused, refused);
-    auto written =
-        engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
-          std::vector<NodeRecord> nodes;
-          auto result_body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
-                                                                        .content = result.content,
-                                                                        .is_error = true,
-                                                                        .details = result.details}));
-          if (refused) result_body["refused"] = true;
-          nodes.push_back(KEEL_TRY(
-              engine_.threads().append(tx, make_node(result_node_id, thread_id(), run_.id,
-                                                     NodeKind::kToolResult, std::move(result_body)))));
-          KEEL_TRY(append_notices(tx, notices, nodes));
-          RunUpdate update;
-          update.failure_streak = run_.failure_streak;
-          RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, after, update));
-          return std::make_pair(std::move(nodes), std::move(run));
-        });
+    auto written = engine_.write([&](Transaction& tx) -> Result<ResultWritten> {
+      auto body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
+                                                             .content = result.content,
+                                                             .is_error = true,
+                                                             .details = result.details}));
+      if (refused) body["refused"] = true;
+      return append_result(tx, call, std::move(body), notices, after);
+    });
     if (!written) {
       report_unpersisted(written.error());
       co_return false;
@@ -887,20 +893,12 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
                              : std::move(**outcome);
   BoundedToolOutput bounded = bound_tool_output(std::move(result), engine_.options().max_tool_output_chars);
   std::vector<std::string> notices = count_result(failed, false);
-  auto settled = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
-    std::vector<NodeRecord> nodes;
+  auto settled = engine_.write([&](Transaction& tx) -> Result<ResultWritten> {
     auto body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
                                                            .content = bounded.content,
                                                            .is_error = failed,
                                                            .details = bounded.details}));
-    nodes.push_back(KEEL_TRY(engine_.threads().append(
-        tx, make_node(result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
-    KEEL_TRY(append_notices(tx, notices, nodes));
-    RunUpdate update;
-    update.clear_pending_tool = run_.pending_tool.has_value();
-    update.failure_streak = run_.failure_streak;
-    RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, after, update));
-    return std::make_pair(std::move(nodes), std::move(run));
+    return append_result(tx, call, std::move(body), notices, after);
   });
   if (!settled) {
     report_unpersisted(settled.error());
@@ -1117,7 +1115,7 @@ asio::awaitable<bool> TurnRunner::finish_interaction(PlannedCall call, bool more
   const RunState after = more_after ? RunState::kExecutingTool : RunState::kStreamingModel;
   const RegisteredTool* tool = tools_->find(call.name);
   const json prompt = interaction.request.value("prompt", json::object());
-  auto settled = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+  auto settled = engine_.write([&](Transaction& tx) -> Result<ResultWritten> {
     // Claimed once, in the transaction that appends the result: exactly one continuation writes it.
     InteractionRecord claimed = KEEL_TRY(engine_.interactions().claim(tx, interaction.id));
     const json response = claimed.response.value_or(json::object());
@@ -1133,13 +1131,7 @@ asio::awaitable<bool> TurnRunner::finish_interaction(PlannedCall call, bool more
                                                            .is_error = false,
                                                            .details = bounded.details}));
     body["interactionId"] = interaction.id;
-    std::vector<NodeRecord> nodes;
-    nodes.push_back(KEEL_TRY(engine_.threads().append(
-        tx, make_node(call.result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
-    RunUpdate update;
-    update.clear_pending_tool = run_.pending_tool.has_value();
-    RunRecord run = KEEL_TRY(engine_.runs().transition_from(tx, run_, after, update));
-    return std::make_pair(std::move(nodes), std::move(run));
+    return append_result(tx, call, std::move(body), {}, after);
   });
   if (!settled) {
     report_unpersisted(settled.error());
