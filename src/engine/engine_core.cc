@@ -240,8 +240,29 @@ void EngineCore::Impl::handle_engine_op(Op op) {
   }
 }
 
+bool EngineCore::Impl::replay_receipt(const std::string& thread_id, const Op& op) {
+  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
+  if (!context) return false;
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return false;
+  ReceiptRepository receipts(*deps_.clock);
+  auto found = receipts.check(**tx, *context);
+  // No receipt, or a conflicting one: the command's own handling answers (and reports the conflict).
+  if (!found || !*found) return false;
+  const CommandOutcome& outcome = **found;
+  if (outcome.accepted) {
+    ack(op, thread_id, outcome.result, /*replayed=*/true);
+  } else {
+    reject(op, thread_id, *outcome.rejection);
+  }
+  return true;
+}
+
 void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op) {
   const std::string& method = op.method;
+  // A duplicate submission replays its first answer whatever the thread does now (spec §5.1): the turn
+  // it started may still run or wait, and the state checks below would refuse the duplicate instead.
+  if (replay_receipt(actor->thread_id, op)) return;
   if (actor->waiting && !allowed_while_waiting(method)) {
     return reject(op, actor->thread_id,
                   Error(codes::kThreadWaiting,

@@ -36,6 +36,8 @@
 
 namespace keel {
 
+class FailPoints;
+
 struct ModelSettings {
   std::string model = "default";
   std::string system_prompt = "You are keel, a careful assistant that uses tools to get work done.";
@@ -75,6 +77,9 @@ struct EngineDeps {
   Gatekeeper* gatekeeper = nullptr;
   const Clock* clock = nullptr;
   IdSource* ids = nullptr;
+  // Optional: named points where crash tests kill the process between a step's side effect and its
+  // transaction (docs/architecture.md lists them). Only the crash action is meaningful there.
+  FailPoints* fail_points = nullptr;
 };
 
 class EngineCore {

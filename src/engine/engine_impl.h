@@ -29,6 +29,7 @@
 #include "store/session_context.h"
 #include "store/snapshot_repository.h"
 #include "store/thread_repository.h"
+#include "util/fail_points.h"
 
 namespace keel {
 
@@ -104,6 +105,11 @@ class EngineCore::Impl final {
     return result;
   }
 
+  // A named crash point of the engine (EngineDeps::fail_points); an armed error action is ignored here.
+  void crash_point(std::string_view name) {
+    if (deps_.fail_points != nullptr) (void)deps_.fail_points->hit(name);
+  }
+
   Store& store() { return *deps_.store; }
   const EngineDeps& deps() const { return deps_; }
   const EngineOptions& options() const { return options_; }
@@ -123,6 +129,8 @@ class EngineCore::Impl final {
  private:
   std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id);
   void handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op);
+  // Answers a duplicate submission from its receipt (true), before any check of the thread's state.
+  bool replay_receipt(const std::string& thread_id, const Op& op);
   void handle_engine_op(Op op);
   void ack(const Op& op, const std::string& thread_id, nlohmann::json result, bool replayed = false);
   void reject(const Op& op, const std::string& thread_id, const Error& error);

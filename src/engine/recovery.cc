@@ -13,6 +13,8 @@
 //     and to inspect before retrying; never-retry moves the run to paused_uncertain until the person
 //     chooses (run.resolveUncertain{retry | mark_done | fail}).
 // Interrupted, budget-paused and paused_uncertain runs wait for the person; initialize lists them.
+// A queue whose thread's last turn ended normally starts its front input, as it would have had the process
+// lived past that turn's end (the end and the queue's start are two transactions).
 #include <boost/asio/post.hpp>
 
 #include "engine/engine_errors.h"
@@ -51,6 +53,13 @@ void EngineCore::Impl::recover_runs() {
   if (!tx) return;
   auto ids = runs_.unstopped_run_ids(**tx);
   if (!ids) return;
+  std::vector<std::string> queues_to_start;
+  if (auto queued = queue_.threads_with_items(**tx)) {
+    for (const std::string& thread_id : *queued) {
+      auto latest = runs_.latest_for_thread(**tx, thread_id);
+      if (latest && *latest && (*latest)->state == RunState::kCompleted) queues_to_start.push_back(thread_id);
+    }
+  }
   std::vector<RunRecord> runs;
   std::vector<std::pair<std::string, std::string>> damaged;  // run id, why
   for (const std::string& id : *ids) {
@@ -74,6 +83,12 @@ void EngineCore::Impl::recover_runs() {
       } else {
         restore_running(actor, run);
       }
+    });
+  }
+  for (const std::string& thread_id : queues_to_start) {
+    auto actor = actor_for(thread_id);
+    asio::post(actor->strand, [this, actor] {
+      if (!actor->active && !actor->waiting) advance_queue(actor);
     });
   }
 }

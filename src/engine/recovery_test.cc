@@ -9,6 +9,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
+#include "store/queue_repository.h"
 #include "store/run_repository.h"
 
 namespace keel {
@@ -276,6 +277,60 @@ TEST_F(RecoveryTest, ADamagedRunRowFailsWithTheReasonAndTheOtherRunsStillRecover
   EXPECT_EQ(failed.state, RunState::kFailed);
   ASSERT_TRUE(failed.error.has_value());
   EXPECT_NE(failed.error->find("sleeping"), std::string::npos) << *failed.error;
+}
+
+TEST_F(RecoveryTest, ASubmissionSentAgainWhileItsTurnRunsReplaysItsAck) {
+  // A client that lost the ACK in a crash sends the same submission again; its turn is running by then.
+  h.provider.push(ScriptedResponse::held(ScriptedResponse::text("done")));
+  const AgentEvent first = h.request_as("submit-once", "turn.submit", {{"threadId", thread}, {"input", "go"}});
+  ASSERT_EQ(first.type, "command.ack");
+  const AgentEvent again = h.request_as("submit-once", "turn.submit", {{"threadId", thread}, {"input", "go"}});
+  ASSERT_EQ(again.type, "command.ack") << again.payload.dump();
+  EXPECT_TRUE(again.payload["replayed"].get<bool>());
+  EXPECT_EQ(again.payload["result"], first.payload["result"]);
+  // A new submission is still refused while the turn runs.
+  const AgentEvent other = h.request("turn.submit", {{"threadId", thread}, {"input", "another"}});
+  EXPECT_EQ(other.payload["error"]["code"], codes::kTurnBusy);
+  ASSERT_TRUE(h.provider.release());
+  h.wait_run_state(first.payload["result"]["runId"], RunState::kCompleted);
+}
+
+TEST_F(RecoveryTest, AQueueLeftBehindByACompletedTurnStartsAtStart) {
+  // The process died after the turn's end committed and before the queue's next input started.
+  h.provider.push(ScriptedResponse::text("first done"));
+  h.run_turn(thread, "first");
+  h.stop();
+  {
+    QueueRepository queue(h.clock);
+    auto tx = h.store().begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    QueuedInput item;
+    item.id = "queued-1";
+    item.thread_id = thread;
+    item.input = json("second");
+    ASSERT_TRUE(queue.enqueue(**tx, item));
+    ASSERT_TRUE((*tx)->commit());
+  }
+  h.provider.push(ScriptedResponse::text("second done"));
+  h.start();
+  // turn_context, user_message, assistant_message for each turn.
+  for (int i = 0; i < 3000 && h.kinds(thread).size() < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const std::vector<NodeRecord> path = h.path(thread);
+  ASSERT_EQ(path.size(), 6u) << ::testing::PrintToString(h.kinds(thread));
+  EXPECT_EQ(path[4].body["content"][0]["text"], "second");
+  EXPECT_EQ(path[5].body["content"][0]["text"], "second done");
+  std::string latest_run;
+  {
+    RunRepository runs(h.clock);
+    auto tx = h.store().begin(TxMode::kRead);
+    ASSERT_TRUE(tx);
+    auto latest = runs.latest_for_thread(**tx, thread);
+    ASSERT_TRUE(latest && *latest);
+    latest_run = (*latest)->id;
+  }
+  h.wait_run_state(latest_run, RunState::kCompleted);
 }
 
 }  // namespace

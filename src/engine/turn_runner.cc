@@ -563,6 +563,7 @@ asio::awaitable<bool> TurnRunner::step() {
   auto request_cancel = std::make_shared<CancellationSource>();
   CancellationRegistration forward =
       cancel_.on_cancel([request_cancel] { request_cancel->cancel("interrupted"); });
+  engine_.crash_point("model.request.before");
   engine_.deps().provider->stream(std::move(*request), request_cancel->token(),
                                   std::make_shared<InboxSink>(inbox));
 
@@ -658,6 +659,7 @@ asio::awaitable<bool> TurnRunner::step() {
     std::vector<NodeRecord> extra;
     RunRecord run;
   };
+  engine_.crash_point("model.response.before_commit");
   auto written = engine_.write([&](Transaction& tx) -> Result<Written> {
     Written w;
     w.assistant = KEEL_TRY(engine_.threads().append(
@@ -866,6 +868,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   context.thread_id = thread_id();
   context.cancel = cancel_;
   context.progress = [inbox](ToolProgress progress) { inbox->push(std::move(progress)); };
+  engine_.crash_point("tool.execute.before");
   try {
     tool->implementation->execute(context, call.arguments, [inbox](Result<ToolResult> result) {
       inbox->push(ToolDone{std::move(result)});
@@ -892,6 +895,9 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   ToolResult result = failed ? text_result(outcome->error().message(), {{"code", outcome->error().code()}})
                              : std::move(**outcome);
   BoundedToolOutput bounded = bound_tool_output(std::move(result), engine_.options().max_tool_output_chars);
+  // The side effect happened and its result is not durable yet: the window recovery classifies by the
+  // tool's recovery class.
+  engine_.crash_point("tool.result.before_commit");
   std::vector<std::string> notices = count_result(failed, false);
   auto settled = engine_.write([&](Transaction& tx) -> Result<ResultWritten> {
     auto body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,

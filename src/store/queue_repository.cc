@@ -115,4 +115,12 @@ Result<int64_t> QueueRepository::count(Transaction& tx, const std::string& threa
   return row ? row->integer(0) : 0;
 }
 
+Result<std::vector<std::string>> QueueRepository::threads_with_items(Transaction& tx) {
+  auto rows = KEEL_TRY(tx.query("SELECT DISTINCT thread_id FROM run_queue ORDER BY thread_id", {}));
+  std::vector<std::string> threads;
+  threads.reserve(rows.size());
+  for (const SqlRow& row : rows) threads.push_back(row.text(0));
+  return threads;
+}
+
 }  // namespace keel

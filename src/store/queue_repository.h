@@ -51,6 +51,8 @@ class QueueRepository {
   // Removes and returns the front item; nullopt when the queue is empty.
   Result<std::optional<QueuedInput>> pop_front(Transaction& tx, const std::string& thread_id);
   Result<int64_t> count(Transaction& tx, const std::string& thread_id);
+  // Threads with at least one queued input (recovery starts the queues a crash left behind).
+  Result<std::vector<std::string>> threads_with_items(Transaction& tx);
 
  private:
   const Clock& clock_;

@@ -98,6 +98,16 @@ TEST_F(QueueRepositoryTest, NinthEnqueueIsRejected) {
   EXPECT_EQ(QueueRepository::kMaxQueuedPerThread, 8);
 }
 
+TEST_F(QueueRepositoryTest, ThreadsWithItemsListsEachThreadWithAQueueOnce) {
+  auto tx = begin();
+  EXPECT_TRUE(must(queue_.threads_with_items(*tx)).empty());
+  for (const char* id : {"a", "b"}) must(queue_.enqueue(*tx, item(id, "t2")));
+  must(queue_.enqueue(*tx, item("c", "t1")));
+  EXPECT_EQ(must(queue_.threads_with_items(*tx)), (std::vector<std::string>{"t1", "t2"}));
+  must(queue_.pop_front(*tx, "t1"));
+  EXPECT_EQ(must(queue_.threads_with_items(*tx)), (std::vector<std::string>{"t2"}));
+}
+
 TEST_F(QueueRepositoryTest, RemoveKeepsTheOrderOfTheRest) {
   auto tx = begin();
   for (const char* id : {"a", "b", "c", "d"}) must(queue_.enqueue(*tx, item(id)));
