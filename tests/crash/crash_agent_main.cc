@@ -1,0 +1,334 @@
+// keel_crash_agent DIR — the process the crash harness kills: a whole engine on DIR/keel.db (synchronous
+// FULL) playing the scenario of crash_scenario.h as its own client, then waiting until the thread is at rest.
+//
+// It is started again and again on the same DIR: each start lets the engine recover, sends every scenario
+// command not yet answered (under its fixed submission id, so a command answered just before the last
+// death replays its receipt), resolves runs that recovery paused as uncertain (mark_done: a person who
+// checked and saw the write happen), and exits 0 once every run ended and the queue is empty.
+// Fail points come from KEEL_FAILPOINTS (store boundaries and the engine's crash points); after a clean
+// finish, DIR/hits.json says how often each point was reached, so the harness knows where it can kill.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "crash/crash_scenario.h"
+#include "engine/engine_core.h"
+#include "keel/clock.h"
+#include "keel/ids.h"
+#include "keel/store.h"
+#include "keel/tool.h"
+#include "keel/tool_registry.h"
+#include "store/queue_repository.h"
+#include "store/run_repository.h"
+#include "transport/direct_transport.h"
+#include "util/fail_points.h"
+
+namespace keel::crash {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// Appends `line` to `path` and makes it durable before returning: what the harness counts must survive
+// the SIGKILL that may follow at once.
+void append_durably(const fs::path& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::perror("open");
+    std::_Exit(kExitSetupFailed);
+  }
+  const std::string text = line + "\n";
+  if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::fsync(fd) != 0) {
+    std::perror("write");
+    std::_Exit(kExitSetupFailed);
+  }
+  ::close(fd);
+}
+
+// A write tool whose side effect is a line in effects.log.
+class RecordingTool final : public AgentTool {
+ public:
+  RecordingTool(std::string name, ToolRecovery recovery, fs::path effects) : effects_(std::move(effects)) {
+    spec_.name = std::move(name);
+    spec_.label = spec_.name;
+    spec_.description = "records that it ran";
+    spec_.parameters = {{"type", "object"},
+                        {"properties", {{"text", {{"type", "string"}}}}},
+                        {"additionalProperties", false}};
+    spec_.effects = ToolEffects::kWrite;
+    spec_.recovery = recovery;
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  void execute(ToolCallContext context, json params, std::function<void(Result<ToolResult>)> done) override {
+    append_durably(effects_, spec_.name + " " + context.tool_call_id);
+    done(text_result("recorded " + params.value("text", "")));
+  }
+
+ private:
+  ToolSpec spec_;
+  fs::path effects_;
+};
+
+// The state-free model: for the last "task N" input, the k-th response of its turn is
+//   k = 0: record_safe and record_inspect in parallel; k = 1: record_once; k >= 2: the final text.
+class CrashModel final : public Provider {
+ public:
+  std::string name() const override { return "crash-model"; }
+  void stream(ProviderRequest request, CancellationToken, std::shared_ptr<ProviderSink> sink) override {
+    std::string label = "?";
+    size_t responses = 0;
+    for (const Message& message : request.messages) {
+      if (message.role == Role::kAssistant) ++responses;
+      if (message.role != Role::kUser || message.content.empty()) continue;
+      const std::string& text = message.content.front().text;
+      if (text.starts_with("task ")) {
+        label = text.substr(5);
+        responses = 0;
+      }
+    }
+    using namespace provider_event;
+    auto call = [&](int index, const char* tool, const std::string& suffix) {
+      sink->on_event(ToolCallStart{index, "call-" + label + "-" + suffix, tool});
+      sink->on_event(ToolCallDelta{index, json{{"text", label + "/" + suffix}}.dump()});
+      sink->on_event(ToolCallEnd{index});
+    };
+    if (responses == 0) {
+      call(0, kRecordSafe, "a");
+      call(1, kRecordInspect, "b");
+    } else if (responses == 1) {
+      call(0, kRecordOnce, "c");
+    } else {
+      sink->on_event(TextDelta{"finished task " + label});
+    }
+    sink->on_event(Usage{TokenUsage{.input_tokens = 10, .output_tokens = 5}});
+    const bool calls = responses < 2;
+    sink->on_event(Finish{calls ? StopReason::kToolUse : StopReason::kEnd, calls ? "tool_use" : "stop"});
+    sink->on_done({});
+  }
+};
+
+// Answers to this process's commands, by submission id.
+class Answers {
+ public:
+  void on_event(const AgentEvent& event) {
+    if (event.type != "command.ack" && event.type != "command.rejected") return;
+    std::lock_guard<std::mutex> guard(mu_);
+    answers_[event.payload.value("submissionId", "")] = event;
+    cv_.notify_all();
+  }
+  std::optional<AgentEvent> wait(const std::string& submission) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return answers_.contains(submission); })) {
+      return std::nullopt;
+    }
+    return answers_.at(submission);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, AgentEvent> answers_;
+};
+
+class Driver {
+ public:
+  Driver(fs::path dir, Store& store, EngineTransport& transport, Answers& answers, const Clock& clock)
+      : dir_(std::move(dir)), store_(store), transport_(transport), answers_(answers), runs_(clock),
+        queue_(clock) {}
+
+  int run() {
+    load_acks();
+    for (const ScenarioCommand& command : scenario_commands()) {
+      if (acks_.contains(command.id)) continue;
+      auto params = params_for(command);
+      if (!params) continue;  // what it builds on was refused; the checker sees it unanswered
+      if (!request(command.id, command.method, *params)) return kExitNoAnswer;
+    }
+    return settle();
+  }
+
+ private:
+  void load_acks() {
+    std::ifstream in(dir_ / kAcksFile);
+    for (std::string line; std::getline(in, line);) {
+      // A line cut short by a death mid-write is not an answer the agent relied on.
+      json entry = json::parse(line, nullptr, false);
+      if (!entry.is_discarded()) acks_[entry.value("id", "")] = entry;
+    }
+  }
+
+  std::optional<std::string> result_field(const std::string& command_id, const char* field) const {
+    auto it = acks_.find(command_id);
+    if (it == acks_.end() || it->second.value("answer", "") != "ack") return std::nullopt;
+    const json& result = it->second["payload"]["result"];
+    if (!result.contains(field)) return std::nullopt;
+    return result[field].get<std::string>();
+  }
+
+  std::optional<json> params_for(const ScenarioCommand& command) const {
+    if (command.method == "thread.create") return json{{"title", "crash scenario"}};
+    auto thread = result_field("create", "threadId");
+    if (!thread) return std::nullopt;
+    json params = {{"threadId", *thread}, {"input", command.text}};
+    if (command.method == "turn.steer") {
+      auto turn = result_field("submit-1", "turnId");
+      if (!turn) return std::nullopt;
+      params["expectedTurnId"] = *turn;
+    }
+    return params;
+  }
+
+  // Sends a command under `submission` and logs its answer durably. False when no answer came.
+  bool request(const std::string& submission, const std::string& method, json params) {
+    transport_.send(Op{method, "crash-agent", submission, std::move(params)});
+    auto answer = answers_.wait(submission);
+    if (!answer) {
+      std::cerr << "no answer to " << method << " " << submission << "\n";
+      return false;
+    }
+    json entry = {{"id", submission},
+                  {"answer", answer->type == "command.ack" ? "ack" : "rejected"},
+                  {"payload", answer->payload}};
+    append_durably(dir_ / kAcksFile, entry.dump());
+    acks_[submission] = entry;
+    return true;
+  }
+
+  static std::string describe(const std::vector<RunRecord>& runs, int64_t queued) {
+    std::string text = std::to_string(queued) + " queued;";
+    for (const RunRecord& run : runs) {
+      text += " run " + run.id + " " + std::string(to_string(run.state));
+      if (run.error) text += " (" + *run.error + ")";
+      if (run.pending_tool) text += " pending " + run.pending_tool->dump();
+      text += ";";
+    }
+    return text;
+  }
+
+  static bool at_rest(RunState state) {
+    return state == RunState::kCompleted || state == RunState::kFailed || state == RunState::kInterrupted;
+  }
+
+  // Waits until every run of the thread ended and its queue is empty, resolving uncertain runs on the way.
+  int settle() {
+    auto thread = result_field("create", "threadId");
+    if (!thread) return 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::string last_seen;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::vector<RunRecord> runs;
+      int64_t queued = 0;
+      {
+        auto tx = store_.begin(TxMode::kRead);
+        if (!tx) return kExitSetupFailed;
+        auto listed = runs_.list_by_thread(**tx, *thread);
+        auto counted = queue_.count(**tx, *thread);
+        if (!listed || !counted) return kExitSetupFailed;
+        runs = std::move(*listed);
+        queued = *counted;
+      }
+      if (queued > 8) append_durably(dir_ / kObservedFile, "queue holds " + std::to_string(queued) + " inputs");
+      bool resting = queued == 0;
+      for (const RunRecord& run : runs) {
+        if (run.state == RunState::kPausedUncertain) {
+          if (!request("resolve-" + run.id, "run.resolveUncertain",
+                       {{"threadId", *thread}, {"runId", run.id}, {"resolution", "mark_done"}})) {
+            return kExitNoAnswer;
+          }
+        }
+        resting = resting && at_rest(run.state);
+      }
+      if (resting) return 0;
+      last_seen = describe(runs, queued);
+      // A queue held behind a failed run would wait for a person forever: the checker reports the failure.
+      if (!runs.empty() && runs.back().state == RunState::kFailed && queued > 0) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::cerr << "the thread did not come to rest: " << last_seen << "\n";
+    return kExitNotSettled;
+  }
+
+  fs::path dir_;
+  Store& store_;
+  EngineTransport& transport_;
+  Answers& answers_;
+  RunRepository runs_;
+  QueueRepository queue_;
+  std::map<std::string, json> acks_;
+};
+
+void write_hits(const fs::path& dir, const FailPoints& points) {
+  json hits = json::object();
+  for (const std::string& name : points.names_seen()) hits[name] = points.hits(name);
+  std::ofstream(dir / kHitsFile) << hits.dump(2) << "\n";
+}
+
+int run_agent(const fs::path& dir) {
+  FailPoints fail_points;
+  if (auto armed = fail_points.arm_from_env(); !armed) {
+    std::cerr << armed.error().to_string() << "\n";
+    return kExitSetupFailed;
+  }
+  SystemClock clock;
+  UuidV7Source ids(clock);
+  auto store = open_sqlite_store(
+      {.path = (dir / kStoreFile).string(), .synchronous = Synchronous::kFull, .fail_points = &fail_points});
+  if (!store) {
+    std::cerr << store.error().to_string() << "\n";
+    return kExitSetupFailed;
+  }
+  ToolRegistry tools;
+  for (auto [name, recovery] : {std::pair{kRecordSafe, ToolRecovery::kRetrySafe},
+                                std::pair{kRecordInspect, ToolRecovery::kInspectFirst},
+                                std::pair{kRecordOnce, ToolRecovery::kNeverRetry}}) {
+    auto registered = tools.register_tool(std::make_shared<RecordingTool>(name, recovery, dir / kEffectsFile));
+    if (!registered) {
+      std::cerr << registered.error().to_string() << "\n";
+      return kExitSetupFailed;
+    }
+  }
+  CrashModel model;
+  AllowAllGatekeeper gatekeeper;
+  int status = 0;
+  {
+    EngineCore engine(EngineDeps{.store = store->get(),
+                                 .provider = &model,
+                                 .tools = &tools,
+                                 .gatekeeper = &gatekeeper,
+                                 .clock = &clock,
+                                 .ids = &ids,
+                                 .fail_points = &fail_points},
+                      EngineOptions{});
+    DirectTransport transport(engine);
+    Answers answers;
+    auto subscription = transport.on_event([&answers](const AgentEvent& event) { answers.on_event(event); });
+    Driver driver(dir, **store, transport, answers, clock);
+    status = driver.run();
+  }
+  if (status == 0) write_hits(dir, fail_points);
+  return status;
+}
+
+}  // namespace
+}  // namespace keel::crash
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: keel_crash_agent DIR\n";
+    return 2;
+  }
+  return keel::crash::run_agent(argv[1]);
+}

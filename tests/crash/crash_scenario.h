@@ -1,0 +1,57 @@
+// tests/crash/crash_scenario.h — the scenario the crash harness plays, shared by the agent process that plays
+// it (crash_agent_main.cc) and the checker that verifies what survived (crash_invariants.h).
+//
+// The scenario: one thread; turn "task 1" is submitted, steered twice while it runs, and two more turns are
+// enqueued behind it. Every turn calls three recording tools, one of each recovery class, whose side
+// effects land in a file outside the store (one fsynced line per execution), so the harness can count them
+// however often the process died. The model is state-free: its answer depends only on the request, so a
+// restarted process gets the same answers.
+//
+// Files in the agent's directory:
+//   keel.db        the store
+//   effects.log    "<tool> <toolCallId>" per execution, appended and fsynced before the tool returns
+//   acks.log       one JSON line per answered command: {"id", "answer": "ack"|"rejected", "payload"}
+//                  (written after the answer arrived, so a command the process died before logging is sent
+//                  again under the same submission id and its receipt replays the answer)
+//   observed.log   invariants the agent checks while it runs (queue length), one line per violation
+//   hits.json      after a clean finish: how often each fail point was reached
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace keel::crash {
+
+inline constexpr char kRecordSafe[] = "record_safe";        // retry-safe: may run again after a crash
+inline constexpr char kRecordInspect[] = "record_inspect";  // inspect-first: never re-run by recovery
+inline constexpr char kRecordOnce[] = "record_once";        // never-retry: at most once, ever
+
+inline constexpr char kEffectsFile[] = "effects.log";
+inline constexpr char kAcksFile[] = "acks.log";
+inline constexpr char kObservedFile[] = "observed.log";
+inline constexpr char kHitsFile[] = "hits.json";
+inline constexpr char kStoreFile[] = "keel.db";
+
+// Exit codes of the agent besides 0 (finished) and death by SIGKILL.
+inline constexpr int kExitNoAnswer = 3;      // a command got no answer in time
+inline constexpr int kExitNotSettled = 4;    // the thread did not come to rest in time
+inline constexpr int kExitSetupFailed = 5;   // the store or engine could not be set up
+
+struct ScenarioCommand {
+  std::string id;      // also its submission id: a resend after a crash replays the receipt
+  std::string method;  // thread.create | turn.submit | turn.steer | turn.enqueue
+  std::string text;    // the input text, "" for thread.create
+};
+
+inline std::vector<ScenarioCommand> scenario_commands() {
+  return {
+      {"create", "thread.create", ""},
+      {"submit-1", "turn.submit", "task 1"},
+      {"steer-1", "turn.steer", "steer 1"},
+      {"steer-2", "turn.steer", "steer 2"},
+      {"enqueue-2", "turn.enqueue", "task 2"},
+      {"enqueue-3", "turn.enqueue", "task 3"},
+  };
+}
+
+}  // namespace keel::crash
