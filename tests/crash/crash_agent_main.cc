@@ -4,7 +4,8 @@
 // It is started again and again on the same DIR: each start lets the engine recover, sends every scenario
 // command not yet answered (under its fixed submission id, so a command answered just before the last
 // death replays its receipt), resolves runs that recovery paused as uncertain (mark_done: a person who
-// checked and saw the write happen), and exits 0 once every run ended and the queue is empty.
+// checked and saw the write happen), approves every approval request (the gatekeeper asks for each
+// never-retry write), and exits 0 once every run ended and the queue is empty.
 // Fail points come from KEEL_FAILPOINTS (store boundaries and the engine's crash points); after a clean
 // finish, DIR/hits.json says how often each point was reached, so the harness knows where it can kill.
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include "keel/store.h"
 #include "keel/tool.h"
 #include "keel/tool_registry.h"
+#include "policy/gatekeeper.h"
 #include "store/queue_repository.h"
 #include "store/run_repository.h"
 #include "transport/direct_transport.h"
@@ -120,14 +122,32 @@ class CrashModel final : public Provider {
   }
 };
 
+// Asks for every never-retry write (the person approves it), allows the rest: approvals must survive the
+// kills too, and be decided once.
+class AskForNeverRetry final : public Gatekeeper {
+ public:
+  GateVerdict check(const GateRequest& request) override {
+    if (request.descriptor->recovery != ToolRecovery::kNeverRetry) return {};
+    return GateVerdict{.kind = GateVerdict::Kind::kAsk, .reason = "a write that must not run twice"};
+  }
+};
+
 // Answers to this process's commands, by submission id.
 class Answers {
  public:
   void on_event(const AgentEvent& event) {
-    if (event.type != "command.ack" && event.type != "command.rejected") return;
     std::lock_guard<std::mutex> guard(mu_);
-    answers_[event.payload.value("submissionId", "")] = event;
+    ++events_;
+    if (event.type == "command.ack" || event.type == "command.rejected") {
+      answers_[event.payload.value("submissionId", "")] = event;
+    }
     cv_.notify_all();
+  }
+  // Waits until some event arrives after `seen` (or `bound` passed); returns the count to pass next time.
+  uint64_t wait_for_event(uint64_t seen, std::chrono::milliseconds bound) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, bound, [&] { return events_ > seen; });
+    return events_;
   }
   std::optional<AgentEvent> wait(const std::string& submission) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -141,6 +161,7 @@ class Answers {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, AgentEvent> answers_;
+  uint64_t events_ = 0;
 };
 
 class Driver {
@@ -228,6 +249,7 @@ class Driver {
     if (!thread) return 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     std::string last_seen;
+    uint64_t seen = answers_.wait_for_event(0, std::chrono::milliseconds(0));
     while (std::chrono::steady_clock::now() < deadline) {
       std::vector<RunRecord> runs;
       int64_t queued = 0;
@@ -243,6 +265,13 @@ class Driver {
       if (queued > 8) append_durably(dir_ / kObservedFile, "queue holds " + std::to_string(queued) + " inputs");
       bool resting = queued == 0;
       for (const RunRecord& run : runs) {
+        if (run.state == RunState::kWaitingApproval && run.pending_tool && run.pending_tool->contains("approvalId")) {
+          const std::string approval = (*run.pending_tool)["approvalId"].get<std::string>();
+          if (!request("approve-" + approval, "approval.response",
+                       {{"threadId", *thread}, {"approvalId", approval}, {"decision", "accept"}})) {
+            return kExitNoAnswer;
+          }
+        }
         if (run.state == RunState::kPausedUncertain) {
           if (!request("resolve-" + run.id, "run.resolveUncertain",
                        {{"threadId", *thread}, {"runId", run.id}, {"resolution", "mark_done"}})) {
@@ -255,7 +284,8 @@ class Driver {
       last_seen = describe(runs, queued);
       // A queue held behind a failed run would wait for a person forever: the checker reports the failure.
       if (!runs.empty() && runs.back().state == RunState::kFailed && queued > 0) return 0;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      // The store is read again when the engine reports anything (a run moved, an approval was asked).
+      seen = answers_.wait_for_event(seen, std::chrono::milliseconds(20));
     }
     std::cerr << "the thread did not come to rest: " << last_seen << "\n";
     return kExitNotSettled;
@@ -301,7 +331,7 @@ int run_agent(const fs::path& dir) {
     }
   }
   CrashModel model;
-  AllowAllGatekeeper gatekeeper;
+  AskForNeverRetry gatekeeper;
   int status = 0;
   {
     EngineCore engine(EngineDeps{.store = store->get(),

@@ -112,6 +112,7 @@ class Checker {
       path = std::move(*read);
     }
     check_inputs(path);
+    check_approvals(path);
     check_tool_results(tx, thread->leaf_node_id.value_or(""));
     check_runs(tx, thread_id);
   }
@@ -165,6 +166,21 @@ class Checker {
       if (task2.size() == 1 && steer.position > task2.front()->position) {
         check_.violations.push_back(command.id + " is after the turn it steered");
       }
+    }
+  }
+
+  void check_approvals(const std::vector<NodeRecord>& path) {
+    int decisions = 0;
+    int asked = 0;
+    for (const NodeRecord& node : path) {
+      decisions += node.kind == NodeKind::kApprovalDecision;
+      if (node.kind != NodeKind::kToolCall) continue;
+      auto call = decode_tool_call(node.body);
+      asked += call && call->name == kRecordOnce;
+    }
+    if (decisions != asked) {
+      check_.violations.push_back(std::to_string(asked) + " calls asked for approval but " +
+                                  std::to_string(decisions) + " decisions are on the path");
     }
   }
 

@@ -5,7 +5,8 @@
 //   - every scenario command was answered, and no answered ACK was lost: the thread exists, each ACKed
 //     turn input is on its path exactly once, each ACKed steer exactly once, in admission order, inside
 //     the turn it steered;
-//   - no never-retry or inspect-first call executed more than once (effects.log);
+//   - no never-retry or inspect-first call executed more than once (effects.log), and each never-retry
+//     call on the path was approved exactly once (one approval_decision node per record_once call);
 //   - every tool call on the path has its result in the rebuilt context (buildSessionContext);
 //   - the queue never held more than 8 inputs, and is empty at the end;
 //   - every run ended in a state §5 allows for this scenario (completed; nothing was interrupted and the

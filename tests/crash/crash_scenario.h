@@ -4,7 +4,8 @@
 // The scenario: one thread; turn "task 1" is submitted, steered twice while it runs, and two more turns are
 // enqueued behind it. Every turn calls three recording tools, one of each recovery class, whose side
 // effects land in a file outside the store (one fsynced line per execution), so the harness can count them
-// however often the process died. The model is state-free: its answer depends only on the request, so a
+// however often the process died; the never-retry one asks for approval first, which the agent gives.
+// The model is state-free: its answer depends only on the request, so a
 // restarted process gets the same answers.
 //
 // Files in the agent's directory:
