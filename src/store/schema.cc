@@ -145,10 +145,20 @@ constexpr std::array<std::string_view, 22> kVersion1 = {
     "CREATE INDEX site_rules_by_origin ON site_rules (origin)",
 };
 
-constexpr std::array<Migration, 1> kMigrations = {
+// Version 2: credentials encrypted at rest (config/credential_vault.h). A credential records which provider
+// kind it is for, which master key sealed it (a fingerprint), and a version that each rotation bumps.
+// Version 1 wrote no credential rows; the defaults only keep the statements valid on a non-empty table.
+constexpr std::array<std::string_view, 3> kVersion2 = {
+    "ALTER TABLE credentials ADD COLUMN provider_kind TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE credentials ADD COLUMN key_id TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE credentials ADD COLUMN version BIGINT NOT NULL DEFAULT 1",
+};
+
+constexpr std::array<Migration, 2> kMigrations = {
     Migration{1, "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
                  "snapshots, site rules, credentials, settings",
               kVersion1},
+    Migration{2, "credentials: provider kind, master key id, version", kVersion2},
 };
 
 }  // namespace

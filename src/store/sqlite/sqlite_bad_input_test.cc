@@ -450,8 +450,9 @@ TEST_F(SqliteBadInputTest, OversizedValueIsRefusedBeforeItIsWritten) {
     auto text = (*tx)->execute(kInsert, {"text", std::string(101, 't'), 1});
     ASSERT_FALSE(text);
     EXPECT_EQ(text.error().code(), codes::kStorePayloadTooLarge) << text.error().to_string();
-    auto blob = (*tx)->execute("INSERT INTO credentials VALUES (?, ?, ?, ?, ?, ?)",
-                               {"c", "shape", Blob{"n"}, Blob{std::string(1000, 'b')}, 1, 1});
+    auto blob = (*tx)->execute(
+        "INSERT INTO credentials (id, shape, nonce, ciphertext, created_at, rotated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        {"c", "shape", Blob{"n"}, Blob{std::string(1000, 'b')}, 1, 1});
     ASSERT_FALSE(blob);
     EXPECT_EQ(blob.error().code(), codes::kStorePayloadTooLarge);
     // A large key is a value too.
