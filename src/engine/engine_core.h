@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/context_window.h"
 #include "keel/clock.h"
 #include "keel/ids.h"
 #include "keel/protocol.h"
@@ -44,6 +45,8 @@ struct ModelSettings {
   bool tool_use = true;  // false: the run binds an empty registry (no tool schema is sent)
   bool vision = true;    // false: no screenshot tool; image inputs are refused before the provider call
   std::optional<int64_t> max_output_tokens;
+  // The model's context window in tokens; 0 = unknown (requests are not checked against it).
+  int64_t context_window_tokens = 0;
   nlohmann::json parameters = nlohmann::json::object();
 };
 
@@ -64,6 +67,8 @@ struct EngineOptions {
   // Title generation: a best-effort call to this model through `task_provider` on a thread's first turn.
   std::optional<std::string> task_model;
   std::optional<int64_t> default_budget_tokens;
+  // Keeping requests inside the model's window (engine/context_window.h).
+  CompactionSettings compaction;
   size_t max_tool_output_chars = 30000;
   int io_threads = 1;
 };

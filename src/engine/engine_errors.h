@@ -14,6 +14,10 @@ inline constexpr char kTurnBusy[] = "turn.busy";
 inline constexpr char kThreadBusy[] = "thread.busy";
 inline constexpr char kRunNotResumable[] = "run.not_resumable";
 inline constexpr char kImageUnsupported[] = "input.image_unsupported";
+// The next request would not fit the model's context window, and compaction is off or cannot make room.
+inline constexpr char kContextWindowExceeded[] = "context.window_exceeded";
+// The model's summary of the history could not be made (its error is in the message).
+inline constexpr char kContextCompactionFailed[] = "context.compaction_failed";
 inline constexpr char kInputInvalid[] = "input.invalid";
 inline constexpr char kToolUnknown[] = "tool.unknown";
 inline constexpr char kToolArgumentsNotJson[] = "tool.arguments_not_json";

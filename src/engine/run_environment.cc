@@ -74,6 +74,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
                  {"toolUse", model.tool_use},
                  {"vision", model.vision},
                  {"maxOutputTokens", model.max_output_tokens ? json(*model.max_output_tokens) : json()},
+                 {"contextWindowTokens", model.context_window_tokens},
                  {"parameters", model.parameters}}},
                {"provider", transport_json(transport)},
                {"mcp", std::move(mcp)},
@@ -159,6 +160,10 @@ Result<RunEnvironment> environment_of(const EnvironmentSnapshotRecord& snapshot)
     env.model.max_output_tokens = model["maxOutputTokens"].get<int64_t>();
   }
   env.model.parameters = model.value("parameters", json::object());
+  // Snapshots written before the window was recorded: unknown (no compaction), as those runs had it.
+  if (model.contains("contextWindowTokens") && model["contextWindowTokens"].is_number_integer()) {
+    env.model.context_window_tokens = model["contextWindowTokens"].get<int64_t>();
+  }
   for (const json& entry : body.value("toolCatalog", json::array())) {
     env.tool_names.push_back(entry.value("name", ""));
   }

@@ -282,6 +282,10 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // Each stops admitting, waits for the admissions already initiated, then writes the terminal state with
   // every ACKed steer materialized (spec §3, early end).
   asio::awaitable<void> finish_failed(Error error, std::optional<NewNode> assistant = std::nullopt);
+  // Spec §1, the context window (engine/context_window.h): summarizes the oldest messages and commits a
+  // compaction node the next request starts from. False when the turn ended instead (failed: no room could
+  // be made or the summary failed; interrupted).
+  asio::awaitable<bool> compact(int64_t tokens_before);
   asio::awaitable<void> finish_interrupted(std::string partial_text,
                                            std::optional<std::string> in_flight_call_id);
   void report_unpersisted(const Error& error);
@@ -551,6 +555,36 @@ asio::awaitable<bool> TurnRunner::step() {
   if (!request) {
     co_await finish_failed(request.error());
     co_return false;
+  }
+  const CompactionSettings& compaction = engine_.options().compaction;
+  const int64_t window = model_.context_window_tokens;
+  const int64_t reserved = model_.max_output_tokens.value_or(0);
+  if (needs_compaction(*request, reserved, window, compaction.threshold)) {
+    const int64_t before = estimate_request_tokens(*request);
+    if (!compaction.enabled) {
+      co_await finish_failed(Error(codes::kContextWindowExceeded,
+                                   "the next request (about " + std::to_string(before) + " tokens and " +
+                                       std::to_string(reserved) + " for the reply) would not fit the " +
+                                       std::to_string(window) + "-token window of '" + model_.model +
+                                       "', and compaction is off"));
+      co_return false;
+    }
+    const bool compacted = co_await compact(before);
+    if (!compacted) co_return false;
+    request = build_request();
+    if (!request) {
+      co_await finish_failed(request.error());
+      co_return false;
+    }
+    // The window itself, not the threshold: a compacted request that fits is sent.
+    if (needs_compaction(*request, reserved, window, 1.0)) {
+      co_await finish_failed(Error(codes::kContextWindowExceeded,
+                                   "even compacted, the next request (about " +
+                                       std::to_string(estimate_request_tokens(*request)) +
+                                       " tokens) would not fit the " + std::to_string(window) +
+                                       "-token window of '" + model_.model + "'"));
+      co_return false;
+    }
   }
 
   const std::string assistant_id = new_id();
@@ -1155,6 +1189,80 @@ asio::awaitable<void> TurnRunner::wait_admissions(uint64_t ticket) {
     std::shared_ptr<AsyncInbox<uint64_t>> reports = actor_->gate->reports();
     co_await reports->next();
   }
+}
+
+asio::awaitable<bool> TurnRunner::compact(int64_t tokens_before) {
+  const CompactionSettings& settings = engine_.options().compaction;
+  const int64_t window = model_.context_window_tokens;
+  const std::span<const Message> messages = actor_->context.messages();
+  const auto tail_budget = static_cast<int64_t>(settings.tail_fraction * static_cast<double>(window));
+  const std::optional<size_t> kept_from = choose_kept_tail(messages, tail_budget);
+  if (!kept_from) {
+    co_await finish_failed(Error(codes::kContextWindowExceeded,
+                                 "the next request (about " + std::to_string(tokens_before) +
+                                     " tokens) would not fit the " + std::to_string(window) +
+                                     "-token window of '" + model_.model +
+                                     "', and its most recent message alone is too large to compact around"));
+    co_return false;
+  }
+  // Copied before the model is asked: nothing here may point into the context across the wait.
+  CompactionBody body;
+  body.replaced_to_node_id = messages[*kept_from - 1].source_node_id;
+  body.tail.assign(messages.begin() + static_cast<std::ptrdiff_t>(*kept_from), messages.end());
+  if (!body.tail.empty()) body.kept_from_node_id = body.tail.front().source_node_id;
+  body.tokens_before = tokens_before;
+  const auto transcript_bytes = static_cast<size_t>(
+      std::max<int64_t>(4'096, (window - settings.summary_max_tokens) * 3 * 7 / 10));  // ~70% of the rest
+  std::vector<Message> transcript;
+  ProviderRequest request = summary_request(messages.first(*kept_from), model_.model,
+                                            settings.summary_max_tokens, transcript_bytes, transcript);
+
+  auto inbox = std::make_shared<Inbox>(actor_->strand);
+  CancellationRegistration on_cancel = cancel_.on_cancel([inbox] { inbox->push(Interrupted{}); });
+  auto request_cancel = std::make_shared<CancellationSource>();
+  CancellationRegistration forward =
+      cancel_.on_cancel([request_cancel] { request_cancel->cancel("interrupted"); });
+  engine_.deps().provider->stream(std::move(request), request_cancel->token(),
+                                  std::make_shared<InboxSink>(inbox));
+  std::string summary;
+  std::optional<Error> failure;
+  for (;;) {
+    LoopInput input = co_await inbox->next();
+    if (std::holds_alternative<Interrupted>(input)) {
+      co_await finish_interrupted("", std::nullopt);
+      co_return false;
+    }
+    if (auto* done = std::get_if<StreamDone>(&input)) {
+      if (!done->result) failure = done->result.error();
+      break;
+    }
+    if (auto* event = std::get_if<ProviderEvent>(&input)) {
+      if (auto* text = std::get_if<provider_event::TextDelta>(event)) summary += text->text;
+    }
+  }
+  if (!failure && summary.find_first_not_of(" \t\r\n") == std::string::npos) {
+    failure = Error(codes::kProviderProtocol, "the model returned an empty summary");
+  }
+  if (failure) {
+    co_await finish_failed(Error(codes::kContextCompactionFailed,
+                                 "the history had to be compacted to fit the context window, and its summary "
+                                 "failed: " + failure->to_string()));
+    co_return false;
+  }
+  body.summary = std::move(summary);
+  body.tokens_after = kTokensPerMessage + static_cast<int64_t>(body.summary.size() / 4) + estimate_tokens(body.tail);
+  auto written = engine_.write([&](Transaction& tx) -> Result<NodeRecord> {
+    auto encoded = KEEL_TRY(encode_compaction(body));
+    return engine_.threads().append(
+        tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kCompaction, std::move(encoded)));
+  });
+  if (!written) {
+    report_unpersisted(written.error());
+    co_return false;
+  }
+  follow(*written);
+  publish_nodes({*written});
+  co_return true;
 }
 
 asio::awaitable<void> TurnRunner::finish_failed(Error error, std::optional<NewNode> assistant) {

@@ -1,5 +1,6 @@
 #include "store/node_body.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -153,6 +154,67 @@ Result<void> check_content(std::span<const ContentBlock> content, std::string_vi
   return {};
 }
 
+constexpr std::array<std::pair<Role, std::string_view>, 3> kRoles = {{
+    {Role::kUser, "user"},
+    {Role::kAssistant, "assistant"},
+    {Role::kTool, "tool"},
+}};
+
+json message_to_json(const Message& message) {
+  json out = {{"role", "user"}, {"content", json::array()}};
+  for (const auto& [role, name] : kRoles) {
+    if (role == message.role) out["role"] = name;
+  }
+  for (const ContentBlock& block : message.content) out["content"].push_back(block_to_json(block));
+  if (!message.tool_calls.empty()) {
+    json calls = json::array();
+    for (const ToolCall& call : message.tool_calls) {
+      calls.push_back({{"id", call.id}, {"name", call.name}, {"arguments", call.arguments}});
+    }
+    out["toolCalls"] = std::move(calls);
+  }
+  if (!message.tool_call_id.empty()) out["toolCallId"] = message.tool_call_id;
+  if (message.is_error) out["isError"] = true;
+  if (!message.source_node_id.empty()) out["sourceNodeId"] = message.source_node_id;
+  return out;
+}
+
+Result<Message> message_from_json(json&& value, std::string_view what) {
+  KEEL_TRY(require_object(value, what));
+  Message message;
+  const std::string role = KEEL_TRY(take_string(value, "role", what, /*allow_empty=*/false));
+  auto known = std::find_if(kRoles.begin(), kRoles.end(), [&](const auto& entry) { return entry.second == role; });
+  if (known == kRoles.end()) return decode_error(what, "unknown role \"" + role + "\"");
+  message.role = known->first;
+  message.content = KEEL_TRY(take_content(value, what));
+  json calls = take_any(value, "toolCalls");
+  if (!calls.is_null()) {
+    if (!calls.is_array()) return decode_error(what, "\"toolCalls\" must be an array");
+    for (json& call : calls) {
+      KEEL_TRY(require_object(call, what));
+      ToolCall decoded;
+      decoded.id = KEEL_TRY(take_string(call, "id", what, /*allow_empty=*/false));
+      decoded.name = KEEL_TRY(take_string(call, "name", what, /*allow_empty=*/false));
+      json arguments = take_any(call, "arguments");
+      if (!arguments.is_object()) return decode_error(what, "a tool call's \"arguments\" must be an object");
+      decoded.arguments = std::move(arguments);
+      message.tool_calls.push_back(std::move(decoded));
+    }
+  }
+  message.tool_call_id = KEEL_TRY(take_optional_string(value, "toolCallId", what)).value_or("");
+  message.is_error = KEEL_TRY(take_bool(value, "isError", what, false));
+  message.source_node_id = KEEL_TRY(take_optional_string(value, "sourceNodeId", what)).value_or("");
+  return message;
+}
+
+Result<int64_t> take_int(json& object, std::string_view key, std::string_view what) {
+  json* value = find_member(object, key);
+  if (value == nullptr || !value->is_number_integer()) {
+    return decode_error(what, quoted(key) + " must be an integer");
+  }
+  return value->get<int64_t>();
+}
+
 }  // namespace
 
 std::string_view to_string(AssistantStopReason reason) {
@@ -228,6 +290,21 @@ Result<json> encode_notice(const NoticeBody& body) {
   return json{{"text", body.text}, {"forModel", body.for_model}};
 }
 
+Result<json> encode_compaction(const CompactionBody& body) {
+  json tail = json::array();
+  for (const Message& message : body.tail) {
+    KEEL_TRY(check_content(message.content, "compaction tail"));
+    tail.push_back(message_to_json(message));
+  }
+  json out = {{"summary", body.summary},
+              {"replacedToNodeId", body.replaced_to_node_id},
+              {"tail", std::move(tail)},
+              {"tokensBefore", body.tokens_before},
+              {"tokensAfter", body.tokens_after}};
+  if (!body.kept_from_node_id.empty()) out["keptFromNodeId"] = body.kept_from_node_id;
+  return out;
+}
+
 Result<UserMessageBody> decode_user_message(json body) {
   constexpr std::string_view what = "user_message body";
   KEEL_TRY(require_object(body, what));
@@ -294,6 +371,21 @@ Result<NoticeBody> decode_notice(json body) {
   return out;
 }
 
+Result<CompactionBody> decode_compaction(json body) {
+  constexpr std::string_view what = "compaction body";
+  KEEL_TRY(require_object(body, what));
+  CompactionBody out;
+  out.summary = KEEL_TRY(take_string(body, "summary", what, /*allow_empty=*/false));
+  out.replaced_to_node_id = KEEL_TRY(take_string(body, "replacedToNodeId", what, /*allow_empty=*/false));
+  out.kept_from_node_id = KEEL_TRY(take_optional_string(body, "keptFromNodeId", what)).value_or("");
+  json* tail = find_member(body, "tail");
+  if (tail == nullptr || !tail->is_array()) return decode_error(what, "\"tail\" must be an array");
+  for (json& message : *tail) out.tail.push_back(KEEL_TRY(message_from_json(std::move(message), what)));
+  out.tokens_before = KEEL_TRY(take_int(body, "tokensBefore", what));
+  out.tokens_after = KEEL_TRY(take_int(body, "tokensAfter", what));
+  return out;
+}
+
 Result<void> validate_node_body(NodeKind kind, const json& body) {
   switch (kind) {
     case NodeKind::kUserMessage:
@@ -310,6 +402,9 @@ Result<void> validate_node_body(NodeKind kind, const json& body) {
       return {};
     case NodeKind::kNotice:
       KEEL_TRY(decode_notice(body));
+      return {};
+    case NodeKind::kCompaction:
+      KEEL_TRY(decode_compaction(body));
       return {};
     case NodeKind::kTurnContext:
       return require_object(body, "turn_context body");

@@ -16,6 +16,13 @@
 //                      details is for the UI only and never reaches the model; omitted when null.
 //   notice             {"text":string, "forModel":bool}
 //                      a notice for the model is sent as a user text message; others are UI-only.
+//   compaction         {"summary":string, "replacedToNodeId":string, "keptFromNodeId":string?,
+//                       "tail":[message...], "tokensBefore":int, "tokensAfter":int}
+//                      the context from here on is the summary (a user message) followed by `tail`, the
+//                      messages kept verbatim (from keptFromNodeId on); everything before is replaced.
+//                      A message: {"role":"user|assistant|tool", "content":[block...], "toolCalls":
+//                      [{"id","name","arguments"}]?, "toolCallId":string?, "isError":bool?,
+//                      "sourceNodeId":string?}.
 //   turn_context, approval_decision
 //                      free-form objects; never part of the model context.
 //
@@ -84,6 +91,19 @@ struct ToolCallBody {
   friend bool operator==(const ToolCallBody&, const ToolCallBody&) = default;
 };
 
+// Spec §1's context window: the history up to `replaced_to_node_id` summarized, the tail kept as it was.
+struct CompactionBody {
+  static constexpr NodeKind kKind = NodeKind::kCompaction;
+  std::string summary{};
+  std::string replaced_to_node_id{};
+  std::string kept_from_node_id{};  // "" when nothing was kept
+  std::vector<Message> tail{};
+  int64_t tokens_before = 0;  // estimated tokens of the request that triggered it
+  int64_t tokens_after = 0;   // estimated tokens of the messages that replace the history (summary + tail)
+
+  friend bool operator==(const CompactionBody&, const CompactionBody&) = default;
+};
+
 struct ToolResultBody {
   static constexpr NodeKind kKind = NodeKind::kToolResult;
   std::string tool_call_id{};
@@ -113,6 +133,7 @@ Result<nlohmann::json> encode_assistant_message(const AssistantMessageBody& body
 Result<nlohmann::json> encode_tool_call(const ToolCallBody& body);
 Result<nlohmann::json> encode_tool_result(const ToolResultBody& body);
 Result<nlohmann::json> encode_notice(const NoticeBody& body);
+Result<nlohmann::json> encode_compaction(const CompactionBody& body);
 
 // Decoders. `body` is a sink: pass an rvalue to move large strings (image data) instead of copying them.
 // Errors: store.decode_failed, with a message naming the kind and the offending key.
@@ -121,6 +142,7 @@ Result<AssistantMessageBody> decode_assistant_message(nlohmann::json body);
 Result<ToolCallBody> decode_tool_call(nlohmann::json body);
 Result<ToolResultBody> decode_tool_result(nlohmann::json body);
 Result<NoticeBody> decode_notice(nlohmann::json body);
+Result<CompactionBody> decode_compaction(nlohmann::json body);
 
 // Checks that `body` is a valid body of a node of `kind` (for turn_context and approval_decision: an
 // object). Errors: store.decode_failed.

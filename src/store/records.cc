@@ -8,7 +8,7 @@
 namespace keel {
 namespace {
 
-constexpr std::array<std::pair<NodeKind, std::string_view>, 7> kNodeKinds = {{
+constexpr std::array<std::pair<NodeKind, std::string_view>, 8> kNodeKinds = {{
     {NodeKind::kTurnContext, "turn_context"},
     {NodeKind::kUserMessage, "user_message"},
     {NodeKind::kAssistantMessage, "assistant_message"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<NodeKind, std::string_view>, 7> kNodeKinds = {{
     {NodeKind::kToolResult, "tool_result"},
     {NodeKind::kApprovalDecision, "approval_decision"},
     {NodeKind::kNotice, "notice"},
+    {NodeKind::kCompaction, "compaction"},
 }};
 
 constexpr std::array<std::pair<RunState, std::string_view>, 10> kRunStates = {{

@@ -22,6 +22,7 @@ enum class NodeKind {
   kToolResult,
   kApprovalDecision,
   kNotice,
+  kCompaction,
 };
 std::string_view to_string(NodeKind kind);
 Result<NodeKind> parse_node_kind(std::string_view text);

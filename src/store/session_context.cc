@@ -66,6 +66,7 @@ void SessionContextBuilder::invalidate() {
   position_.clear();
   messages_.clear();
   call_ids_.clear();
+  replaced_.clear();
   image_blocks_ = 0;
 }
 
@@ -154,6 +155,11 @@ void SessionContextBuilder::truncate_after(size_t keep) {
         uncount_call_id(messages_[entry.message_index].tool_calls.back().id);
         messages_[entry.message_index].tool_calls.pop_back();
         break;
+      case Contribution::kReset:
+        messages_ = std::move(replaced_.back().messages);
+        image_blocks_ = replaced_.back().image_blocks;
+        replaced_.pop_back();
+        break;
       case Contribution::kNone:
         break;
     }
@@ -196,7 +202,11 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
       auto body = decode_body(node, decode_tool_call);
       if (!body) return fail(body.error());
       auto owner = position_.find(body->assistant_node_id);
-      if (owner == position_.end() || path_[owner->second].contribution != Contribution::kMessage ||
+      // (An assistant message before the last compaction is no longer a message of the context.)
+      const bool compacted_away = owner != position_.end() && !replaced_.empty() &&
+                                  owner->second < replaced_.back().path_position;
+      if (owner == position_.end() || compacted_away ||
+          path_[owner->second].contribution != Contribution::kMessage ||
           messages_[path_[owner->second].message_index].role != Role::kAssistant) {
         return fail(codes::kStoreDecode, "tool_call node " + id + " (call " + body->tool_call_id +
                                              ") belongs to assistant node " + body->assistant_node_id +
@@ -228,6 +238,27 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
         content[0].text = std::move(body->text);
         add_message(Role::kUser, std::move(content));
       }
+      break;
+    }
+    case NodeKind::kCompaction: {
+      auto body = decode_body(node, decode_compaction);
+      if (!body) return fail(body.error());
+      std::vector<Message> compacted;
+      compacted.reserve(body->tail.size() + 1);
+      Message& summary = compacted.emplace_back();
+      summary.role = Role::kUser;
+      summary.content.push_back(ContentBlock{.text = "Summary of the earlier conversation, which was compacted to fit "
+                                                     "the context window:\n\n" + body->summary});
+      summary.source_node_id = id;
+      size_t images = 0;
+      for (Message& message : body->tail) {
+        images += count_images(message.content);
+        compacted.push_back(std::move(message));
+      }
+      replaced_.push_back(Replaced{std::move(messages_), image_blocks_, path_.size()});
+      messages_ = std::move(compacted);
+      image_blocks_ = images;
+      entry.contribution = Contribution::kReset;
       break;
     }
   }

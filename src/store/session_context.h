@@ -14,8 +14,11 @@
 //   tool_result        -> a Role::kTool message with tool_call_id, is_error and content (details, which
 //                         are for the UI, are dropped);
 //   notice             -> with forModel, a Role::kUser text message; otherwise nothing;
+//   compaction         -> replaces every message before it by its summary (a Role::kUser text message)
+//                         followed by its kept tail (spec §1, the context window); what follows it appends
+//                         as usual. Tool call ids of the replaced messages still count as used.
 //   turn_context, approval_decision -> nothing.
-// Every message's source_node_id names the node it was built from.
+// Every message's source_node_id names the node it was built from (a kept tail message: its original).
 //
 // Cost (ARCHITECTURE.md §6: proportional to the nodes added since the last request, not to the thread):
 // the builder keeps the path of its previous build, an index id -> position, and what each node
@@ -92,7 +95,8 @@ class SessionContextBuilder {
   size_t image_blocks() const { return image_blocks_; }
 
  private:
-  enum class Contribution : uint8_t { kNone, kMessage, kToolCall };
+  // kReset: a compaction replaced all messages; undoing it restores them from replaced_.
+  enum class Contribution : uint8_t { kNone, kMessage, kToolCall, kReset };
   struct PathEntry {
     std::string node_id;
     Contribution contribution = Contribution::kNone;
@@ -114,6 +118,13 @@ class SessionContextBuilder {
   };
   std::unordered_map<std::string, size_t, IdHash, std::equal_to<>> call_ids_;  // id -> uses on the path
   size_t image_blocks_ = 0;
+  // What each compaction on the path replaced, innermost last: the messages and their image count.
+  struct Replaced {
+    std::vector<Message> messages;
+    size_t image_blocks = 0;
+    size_t path_position = 0;  // of the compaction node
+  };
+  std::vector<Replaced> replaced_;
   BuildStats last_;
 };
 

@@ -185,6 +185,32 @@ TEST(NodeBodyTest, NoticeRoundTrip) {
   EXPECT_EQ(*decoded, body);
 }
 
+TEST(NodeBodyTest, CompactionRoundTripKeepsTheTailsCallsResultsAndSources) {
+  Message assistant{.role = Role::kAssistant, .content = {text_block("calling")}, .source_node_id = "a1"};
+  assistant.tool_calls.push_back(ToolCall{"c1", "search", json{{"q", "x"}}});
+  Message tool{.role = Role::kTool, .content = {text_block("found")}, .tool_call_id = "c1", .is_error = true};
+  CompactionBody body{.summary = "we searched",
+                      .replaced_to_node_id = "u1",
+                      .kept_from_node_id = "a1",
+                      .tail = {assistant, tool},
+                      .tokens_before = 9000,
+                      .tokens_after = 1200};
+  auto encoded = encode_compaction(body);
+  ASSERT_TRUE(encoded) << encoded.error().to_string();
+  EXPECT_EQ((*encoded)["tail"][0]["toolCalls"][0]["name"], "search");
+  EXPECT_EQ((*encoded)["tail"][1]["toolCallId"], "c1");
+  auto decoded = decode_compaction(*encoded);
+  ASSERT_TRUE(decoded) << decoded.error().to_string();
+  EXPECT_EQ(*decoded, body);
+  EXPECT_TRUE(validate_node_body(NodeKind::kCompaction, *encoded));
+  json damaged = *encoded;
+  damaged["tail"][0]["role"] = "system";
+  EXPECT_EQ(decode_compaction(damaged).error().code(), codes::kStoreDecode);
+  damaged = *encoded;
+  damaged.erase("summary");
+  EXPECT_EQ(decode_compaction(damaged).error().code(), codes::kStoreDecode);
+}
+
 TEST(NodeBodyTest, EncodersRejectBodiesThatWouldNotDecode) {
   auto args = encode_tool_call(
       ToolCallBody{.tool_call_id = "c", .name = "t", .arguments = json::array(), .assistant_node_id = "a"});
@@ -316,6 +342,17 @@ class SessionContextTest : public ::testing::Test {
                                        .is_error = is_error,
                                        .details = {{"ui", "only"}}}),
                   parent, thread);
+  }
+  std::string compaction(const std::string& summary, const std::string& replaced_to, std::vector<Message> tail,
+                         std::optional<std::string> parent = std::nullopt) {
+    return append(NodeKind::kCompaction,
+                  *encode_compaction({.summary = summary,
+                                      .replaced_to_node_id = replaced_to,
+                                      .kept_from_node_id = tail.empty() ? "" : tail.front().source_node_id,
+                                      .tail = std::move(tail),
+                                      .tokens_before = 100,
+                                      .tokens_after = 10}),
+                  parent);
   }
   std::string notice(const std::string& text, bool for_model) {
     return append(NodeKind::kNotice, *encode_notice({.text = text, .for_model = for_model}));
@@ -562,6 +599,63 @@ TEST_F(SessionContextTest, GoingBackToAnAncestorTruncatesWithoutReading) {
   ASSERT_TRUE(messages);
   EXPECT_EQ(builder.nodes_read(), 4u);
   EXPECT_EQ(*messages, fresh(tc2));
+}
+
+TEST_F(SessionContextTest, CompactionReplacesEarlierMessagesWithItsSummaryAndKeptTail) {
+  const std::string u1 = user("one");
+  const std::string a1 = assistant("calling", AssistantStopReason::kToolUse);
+  const std::string tc1 = call("c1", a1);
+  const std::string tr1 = result("c1", "r1");
+  const std::string a2 = assistant("answer one");
+  const std::string cp = compaction("the user asked one", tr1, {assistant_msg("answer one", a2)});
+  const std::string u2 = user("two");
+  SessionContextBuilder builder;
+  auto messages = build(builder, u2);
+  ASSERT_TRUE(messages) << messages.error().to_string();
+  ASSERT_EQ(messages->size(), 3u);
+  EXPECT_EQ((*messages)[0].role, Role::kUser);
+  EXPECT_NE((*messages)[0].content[0].text.find("the user asked one"), std::string::npos);
+  EXPECT_EQ((*messages)[0].source_node_id, cp);
+  EXPECT_EQ((*messages)[1], assistant_msg("answer one", a2));
+  EXPECT_EQ((*messages)[2], user_msg("two", u2));
+  // The replaced call's id is still taken: a new call may not reuse it.
+  EXPECT_TRUE(builder.uses_tool_call_id("c1"));
+  // Going back before the compaction restores what it replaced, without reading.
+  auto before = build(builder, a2);
+  ASSERT_TRUE(before);
+  EXPECT_EQ(builder.nodes_read(), 0u);
+  EXPECT_EQ(*before, fresh(a2));
+  EXPECT_EQ(before->size(), 4u);
+  // And forward again gives what a fresh build gives.
+  auto after = build(builder, u2);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(*after, fresh(u2));
+}
+
+TEST_F(SessionContextTest, LaterCompactionStartsFromTheEarlierOnesSummary) {
+  user("one");
+  const std::string a1 = assistant("answer one");
+  compaction("first summary", a1, {});
+  const std::string u2 = user("two");
+  const std::string a2 = assistant("answer two");
+  compaction("second summary, which includes the first", a2, {user_msg("two", u2), assistant_msg("answer two", a2)});
+  const std::string u3 = user("three");
+  const std::vector<Message> messages = fresh(u3);
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_NE(messages[0].content[0].text.find("second summary"), std::string::npos);
+  EXPECT_EQ(messages[0].content[0].text.find("first summary, "), std::string::npos);
+  EXPECT_EQ(messages[3], user_msg("three", u3));
+}
+
+TEST_F(SessionContextTest, ToolCallOfAnAssistantMessageBeforeACompactionIsADecodeError) {
+  user("one");
+  const std::string a1 = assistant("calling", AssistantStopReason::kToolUse);
+  compaction("summary", a1, {});
+  const std::string tc = call("c1", a1);
+  SessionContextBuilder builder;
+  auto messages = build(builder, tc);
+  ASSERT_FALSE(messages);
+  EXPECT_EQ(messages.error().code(), codes::kStoreDecode);
 }
 
 TEST_F(SessionContextTest, ExtendingWithTheCallersOwnNodesMatchesAFreshBuildWithoutReading) {
