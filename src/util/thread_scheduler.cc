@@ -1,0 +1,77 @@
+// util/thread_scheduler.cc — see thread_scheduler.h.
+#include "util/thread_scheduler.h"
+
+namespace keel {
+
+class ThreadScheduler::Task final : public ScheduledTask {
+ public:
+  Task(ThreadScheduler& scheduler, uint64_t id) : scheduler_(scheduler), id_(id) {}
+  ~Task() override { scheduler_.cancel(id_); }
+
+ private:
+  ThreadScheduler& scheduler_;
+  uint64_t id_;
+};
+
+ThreadScheduler::ThreadScheduler() : thread_([this] { run(); }) {}
+
+ThreadScheduler::~ThreadScheduler() {
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    stopping_ = true;
+    due_.clear();
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+std::unique_ptr<ScheduledTask> ThreadScheduler::schedule_after(std::chrono::milliseconds delay,
+                                                               std::function<void()> callback) {
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    id = next_id_++;
+    due_.emplace(std::chrono::steady_clock::now() + delay, Entry{id, std::move(callback)});
+  }
+  cv_.notify_all();
+  return std::make_unique<Task>(*this, id);
+}
+
+void ThreadScheduler::cancel(uint64_t id) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (auto it = due_.begin(); it != due_.end(); ++it) {
+    if (it->second.id == id) {
+      due_.erase(it);
+      return;
+    }
+  }
+  // Running now: wait until it returns, unless this is the callback cancelling itself.
+  if (std::this_thread::get_id() == thread_id_) return;
+  cv_.wait(lock, [&] { return running_id_ != id; });
+}
+
+void ThreadScheduler::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  thread_id_ = std::this_thread::get_id();
+  while (!stopping_) {
+    if (due_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    auto first = due_.begin();
+    if (first->first > std::chrono::steady_clock::now()) {
+      cv_.wait_until(lock, first->first);
+      continue;
+    }
+    Entry entry = std::move(first->second);
+    due_.erase(first);
+    running_id_ = entry.id;
+    lock.unlock();
+    entry.callback();
+    lock.lock();
+    running_id_ = 0;
+    cv_.notify_all();
+  }
+}
+
+}  // namespace keel

@@ -1,0 +1,66 @@
+#include "util/thread_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <vector>
+
+namespace keel {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ThreadSchedulerTest, TasksRunOnceInTheOrderTheyFallDue) {
+  ThreadScheduler scheduler;
+  std::mutex mu;
+  std::vector<int> order;
+  std::promise<void> last;
+  auto record = [&](int n) {
+    std::lock_guard<std::mutex> guard(mu);
+    order.push_back(n);
+  };
+  auto later = scheduler.schedule_after(30ms, [&] {
+    record(3);
+    last.set_value();
+  });
+  auto sooner = scheduler.schedule_after(10ms, [&] { record(2); });
+  auto now = scheduler.schedule_after(0ms, [&] { record(1); });
+  last.get_future().wait();
+  std::lock_guard<std::mutex> guard(mu);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(ThreadSchedulerTest, DestroyingTheHandleBeforeItIsDueCancelsTheTask) {
+  ThreadScheduler scheduler;
+  std::atomic<bool> ran{false};
+  auto task = scheduler.schedule_after(20ms, [&] { ran = true; });
+  task.reset();
+  std::promise<void> marker;
+  auto after = scheduler.schedule_after(40ms, [&] { marker.set_value(); });
+  marker.get_future().wait();
+  EXPECT_FALSE(ran);
+}
+
+TEST(ThreadSchedulerTest, ATaskMayDropItsOwnHandleFromItsCallback) {
+  ThreadScheduler scheduler;
+  std::unique_ptr<ScheduledTask> self;
+  std::promise<void> done;
+  std::mutex mu;
+  {
+    std::lock_guard<std::mutex> guard(mu);
+    self = scheduler.schedule_after(0ms, [&] {
+      std::lock_guard<std::mutex> inner(mu);
+      self.reset();
+      done.set_value();
+    });
+  }
+  done.get_future().wait();
+  std::lock_guard<std::mutex> guard(mu);
+  EXPECT_EQ(self, nullptr);
+}
+
+}  // namespace
+}  // namespace keel
