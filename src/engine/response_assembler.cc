@@ -17,8 +17,10 @@ Error protocol_error(std::string message) {
 void ResponseAssembler::append_text(ContentBlock::Kind kind, const std::string& text,
                                     const nlohmann::json& provider_data) {
   // Consecutive deltas of one kind form one block; a change of kind starts a new block, so reasoning and
-  // text keep the order the model produced them in.
-  if (content_.empty() || content_.back().kind != kind) {
+  // text keep the order the model produced them in. A block's provider_data closes it (the codecs send a
+  // reasoning item's signature or encrypted content with its last delta), so two reasoning items in a row
+  // stay two blocks, each with its own data to send back.
+  if (content_.empty() || content_.back().kind != kind || !content_.back().provider_data.is_null()) {
     ContentBlock block;
     block.kind = kind;
     content_.push_back(std::move(block));
