@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Sets everything up (system packages, build) and runs the whole test suite: every CTest label but `slow`.
+# Sets everything up (system packages, build) and runs the whole test suite: every CTest label but `slow`,
+# then a short fuzz run (label `fuzz`, in BUILD_DIR-fuzz).
 # Usage: scripts/test.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 scripts/setup.sh "$BUILD_DIR"
 ctest --test-dir "$BUILD_DIR" --label-exclude slow --output-on-failure --timeout 600 -j "$(nproc)"
+# A short libFuzzer run of the SSE parser, the JSON event reader and each wire decoder (clang 16, own build
+# directory); scripts/fuzz.sh SECONDS runs a longer campaign on demand.
+scripts/fuzz.sh 10 "$BUILD_DIR-fuzz"
