@@ -38,6 +38,7 @@ Result<ModelBinding> bind_model(const config::Config& config, std::string_view m
   binding.settings.vision = model->capabilities.vision;
   binding.settings.max_output_tokens = model->capabilities.max_output_tokens;
   binding.settings.context_window_tokens = model->capabilities.context_window_tokens;
+  binding.settings.price = model->price;
   const providers::WireFormat format = wire_format_of(provider->kind);
   binding.transport.kind = std::string(config::to_string(provider->kind));
   binding.transport.base_url = provider->base_url;

@@ -34,6 +34,7 @@
 #include "keel/tool_registry.h"
 #include "keel/transport.h"
 #include "policy/gatekeeper.h"
+#include "providers/model_capabilities.h"
 
 namespace keel {
 
@@ -48,6 +49,8 @@ struct ModelSettings {
   // The model's context window in tokens; 0 = unknown (requests are not checked against it).
   int64_t context_window_tokens = 0;
   nlohmann::json parameters = nlohmann::json::object();
+  // From the configuration's price table: token.usage then reports what each response cost.
+  std::optional<providers::ModelPrice> price;
 };
 
 // How the engine reaches its model, as a run's environment snapshot records it (spec §5): recovery refuses a

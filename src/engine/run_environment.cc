@@ -12,6 +12,28 @@ using nlohmann::json;
 
 namespace {
 
+json price_json(const std::optional<providers::ModelPrice>& price) {
+  if (!price) return nullptr;
+  json out = {{"inputPerMillion", price->input_per_million}, {"outputPerMillion", price->output_per_million}};
+  if (price->cached_input_per_million) out["cachedInputPerMillion"] = *price->cached_input_per_million;
+  if (price->reasoning_output_per_million) out["reasoningOutputPerMillion"] = *price->reasoning_output_per_million;
+  return out;
+}
+
+std::optional<providers::ModelPrice> price_of(const json& value) {
+  if (!value.is_object()) return std::nullopt;
+  auto number = [&](const char* key) -> std::optional<double> {
+    if (!value.contains(key) || !value[key].is_number()) return std::nullopt;
+    return value[key].get<double>();
+  };
+  providers::ModelPrice price;
+  price.input_per_million = number("inputPerMillion").value_or(0);
+  price.output_per_million = number("outputPerMillion").value_or(0);
+  price.cached_input_per_million = number("cachedInputPerMillion");
+  price.reasoning_output_per_million = number("reasoningOutputPerMillion");
+  return price;
+}
+
 size_t depth_of(const json& value) {
   if (!value.is_structured()) return 0;
   size_t deepest = 0;
@@ -75,6 +97,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
                  {"vision", model.vision},
                  {"maxOutputTokens", model.max_output_tokens ? json(*model.max_output_tokens) : json()},
                  {"contextWindowTokens", model.context_window_tokens},
+                 {"price", price_json(model.price)},
                  {"parameters", model.parameters}}},
                {"provider", transport_json(transport)},
                {"mcp", std::move(mcp)},
@@ -160,6 +183,7 @@ Result<RunEnvironment> environment_of(const EnvironmentSnapshotRecord& snapshot)
     env.model.max_output_tokens = model["maxOutputTokens"].get<int64_t>();
   }
   env.model.parameters = model.value("parameters", json::object());
+  env.model.price = price_of(model.value("price", json()));
   // Snapshots written before the window was recorded: unknown (no compaction), as those runs had it.
   if (model.contains("contextWindowTokens") && model["contextWindowTokens"].is_number_integer()) {
     env.model.context_window_tokens = model["contextWindowTokens"].get<int64_t>();

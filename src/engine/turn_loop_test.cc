@@ -60,6 +60,31 @@ TEST(TurnLoopTest, TextReplyPersistsTheTurnAndEmitsTheExactEventSequence) {
   auto usage = h.log.of_type("token.usage");
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0].payload["total"]["totalTokens"], 13);
+  EXPECT_FALSE(usage[0].payload["usage"].contains("costUsd"));  // no price configured
+}
+
+TEST(TurnLoopTest, TokenUsageReportsTheCostFromThePriceTable) {
+  testing::HarnessOptions options;
+  // $3 per million input tokens ($0.30 cached), $15 per million output tokens.
+  options.engine.model.price = providers::ModelPrice{.input_per_million = 3,
+                                                     .output_per_million = 15,
+                                                     .cached_input_per_million = 0.3,
+                                                     .reasoning_output_per_million = std::nullopt};
+  EngineHarness h(std::move(options));
+  ScriptedResponse response;
+  response.add(provider_event::TextDelta{"Hello!"});
+  response.add(provider_event::Usage{TokenUsage{.input_tokens = 1'000'000, .output_tokens = 100'000,
+                                                .cached_input_tokens = 500'000, .reasoning_tokens = 0}});
+  response.add(provider_event::Finish{StopReason::kEnd, "stop"});
+  h.provider.push(std::move(response));
+  h.start();
+  const std::string thread = h.create_thread();
+  h.run_turn(thread, "Hi");
+  auto usage = h.log.of_type("token.usage");
+  ASSERT_EQ(usage.size(), 1u);
+  // 500k fresh input * 3 + 500k cached * 0.3 + 100k output * 15, per million: 1.5 + 0.15 + 1.5.
+  EXPECT_NEAR(usage[0].payload["usage"]["costUsd"].get<double>(), 3.15, 1e-9);
+  EXPECT_NEAR(usage[0].payload["total"]["costUsd"].get<double>(), 3.15, 1e-9);
 }
 
 TEST(TurnLoopTest, EventsOfAThreadCarryStrictlyIncreasingSeq) {

@@ -745,10 +745,15 @@ asio::awaitable<bool> TurnRunner::step() {
                             {"turnId", run_.turn_id},
                             {"node", node_json(written->assistant)}});
   publish_nodes(written->extra);
-  publish("token.usage", {{"turnId", run_.turn_id},
-                          {"runId", run_.id},
-                          {"usage", usage_json(step_usage)},
-                          {"total", usage_json(total)}});
+  json usage_event = {{"turnId", run_.turn_id},
+                      {"runId", run_.id},
+                      {"usage", usage_json(step_usage)},
+                      {"total", usage_json(total)}};
+  if (model_.price) {
+    usage_event["usage"]["costUsd"] = providers::cost_of(step_usage, *model_.price);
+    usage_event["total"]["costUsd"] = providers::cost_of(total, *model_.price);
+  }
+  publish("token.usage", std::move(usage_event));
   publish_run();
   if (final) {
     json extra = {{"providerStopReason", response->provider_stop_reason}};
