@@ -9,7 +9,7 @@ PACKAGES=(
   libboost1.81-dev
   nlohmann-json3-dev libvalijson-dev
   libsqlite3-dev sqlite3 libpq-dev
-  libssl-dev libsodium-dev libcurl4-openssl-dev
+  libssl-dev openssl libsodium-dev libcurl4-openssl-dev
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format clang-tidy
