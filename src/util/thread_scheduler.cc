@@ -59,8 +59,10 @@ void ThreadScheduler::run() {
       continue;
     }
     auto first = due_.begin();
-    if (first->first > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, first->first);
+    // A copy: while this waits, the entry may be cancelled and erased.
+    const std::chrono::steady_clock::time_point due = first->first;
+    if (due > std::chrono::steady_clock::now()) {
+      cv_.wait_until(lock, due);
       continue;
     }
     Entry entry = std::move(first->second);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace keel {
@@ -41,6 +42,19 @@ TEST(ThreadSchedulerTest, DestroyingTheHandleBeforeItIsDueCancelsTheTask) {
   std::promise<void> marker;
   auto after = scheduler.schedule_after(40ms, [&] { marker.set_value(); });
   marker.get_future().wait();
+  EXPECT_FALSE(ran);
+}
+
+TEST(ThreadSchedulerTest, CancellingTheTaskTheThreadWaitsForLetsTheNextOneRun) {
+  // The scheduler waits for the earliest task; cancelling exactly that one must not disturb the wait.
+  ThreadScheduler scheduler;
+  std::atomic<bool> ran{false};
+  auto waited_for = scheduler.schedule_after(50ms, [&] { ran = true; });
+  std::this_thread::sleep_for(10ms);  // the thread is now waiting for it
+  waited_for.reset();
+  std::promise<void> next;
+  auto later = scheduler.schedule_after(5ms, [&] { next.set_value(); });
+  next.get_future().wait();
   EXPECT_FALSE(ran);
 }
 
