@@ -28,9 +28,8 @@
 
 #include "crash/crash_invariants.h"
 #include "crash/crash_scenario.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
-
-extern char** environ;
 
 namespace keel::crash {
 namespace {
@@ -64,24 +63,13 @@ class AgentProcess {
     const std::string log = (dir / "agent.log").string();
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    std::vector<std::string> args = {KEEL_CRASH_AGENT, dir.string()};
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::strncmp(*e, "KEEL_FAILPOINTS=", 16) != 0) env.emplace_back(*e);
-    }
-    if (failpoints) env.push_back("KEEL_FAILPOINTS=" + *failpoints);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    const int spawned = posix_spawn(&pid_, KEEL_CRASH_AGENT, &actions, nullptr, argv.data(), envp.data());
+    auto spawned = testing::spawn_child(KEEL_CRASH_AGENT, {dir.string()}, failpoints, &actions);
     posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
-      ADD_FAILURE() << "posix_spawn: " << std::strerror(spawned);
-      pid_ = -1;
+    if (!spawned) {
+      ADD_FAILURE() << spawned.error().to_string();
+      return;
     }
+    pid_ = *spawned;
   }
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;

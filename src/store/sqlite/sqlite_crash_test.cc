@@ -28,9 +28,8 @@
 #include <vector>
 
 #include "keel/store.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
-
-extern char** environ;
 
 namespace keel {
 namespace {
@@ -63,27 +62,17 @@ class Child {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
 
-    std::vector<std::string> args = {KEEL_CRASH_WRITER,        db,
-                                     std::to_string(threads),  std::to_string(kRowsPerTx),
-                                     std::to_string(first_id), "30"};
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::strncmp(*e, "KEEL_FAILPOINTS=", 16) != 0) env.emplace_back(*e);
-    }
-    if (failpoints) env.push_back("KEEL_FAILPOINTS=" + *failpoints);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    int rc = posix_spawn(&pid_, KEEL_CRASH_WRITER, &actions, nullptr, argv.data(), envp.data());
+    auto spawned = testing::spawn_child(KEEL_CRASH_WRITER,
+                                        {db, std::to_string(threads), std::to_string(kRowsPerTx),
+                                         std::to_string(first_id), "30"},
+                                        failpoints, &actions);
     posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);
-    if (rc != 0) {
-      ADD_FAILURE() << "posix_spawn " << KEEL_CRASH_WRITER << ": " << std::strerror(rc);
+    if (!spawned) {
+      ADD_FAILURE() << spawned.error().to_string();
       pid_ = -1;
+    } else {
+      pid_ = *spawned;
     }
   }
   ~Child() {

@@ -1,0 +1,22 @@
+// testing/child_process.h — starting a child process for the crash tests: this process's environment with
+// KEEL_FAILPOINTS set to what the test arms (or removed), so the child dies where the test wants it to.
+#pragma once
+
+#include <spawn.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "keel/error.h"
+
+namespace keel::testing {
+
+// Starts `program` with `args` (after argv[0], which is `program`) and `actions` applied (may be null).
+// Errors: internal, naming the program and posix_spawn's reason.
+Result<pid_t> spawn_child(const std::string& program, const std::vector<std::string>& args,
+                          const std::optional<std::string>& failpoints,
+                          const posix_spawn_file_actions_t* actions);
+
+}  // namespace keel::testing
