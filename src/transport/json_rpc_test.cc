@@ -1,0 +1,159 @@
+// The JSON-RPC mapping on its own: requests to calls, bad input to the right JSON-RPC error, answers and
+// events to responses and notifications.
+#include "transport/json_rpc.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace keel::rpc {
+namespace {
+
+using nlohmann::json;
+
+json only_error(const Incoming& incoming) {
+  EXPECT_EQ(incoming.entries.size(), 1u);
+  const json* error = std::get_if<json>(&incoming.entries.at(0));
+  EXPECT_NE(error, nullptr);
+  return error ? *error : json();
+}
+
+const Call& only_call(const Incoming& incoming) {
+  EXPECT_EQ(incoming.entries.size(), 1u);
+  return std::get<Call>(incoming.entries.at(0));
+}
+
+TEST(JsonRpcTest, RequestBecomesCallWithoutIdentityParams) {
+  Incoming in = parse_message(
+      R"({"jsonrpc":"2.0","id":7,"method":"turn.submit","params":{"clientId":"c","submissionId":"s",
+          "threadId":"t","input":"hi"}})",
+      {});
+  const Call& call = only_call(in);
+  EXPECT_EQ(call.id, 7);
+  EXPECT_FALSE(call.notification);
+  EXPECT_EQ(call.method, "turn.submit");
+  EXPECT_EQ(call.client_id, "c");
+  EXPECT_EQ(call.submission_id, "s");
+  EXPECT_EQ(call.params, (json{{"threadId", "t"}, {"input", "hi"}}));
+  Op op = to_op(call, "conn", "fallback");
+  EXPECT_EQ(op.client_id, "c");
+  EXPECT_EQ(op.submission_id, "s");
+}
+
+TEST(JsonRpcTest, ClientIdDefaultsToConnectionAndIdServesNonReceiptedOps) {
+  Incoming in = parse_message(R"({"jsonrpc":"2.0","id":"a","method":"thread.list"})", {});
+  Op op = to_op(only_call(in), "conn-1", "rpc:conn-1:1");
+  EXPECT_EQ(op.client_id, "conn-1");
+  EXPECT_EQ(op.submission_id, "rpc:conn-1:1");
+}
+
+TEST(JsonRpcTest, ReceiptedOpWithoutSubmissionIdIsInvalidParams) {
+  const json& error =
+      only_error(parse_message(R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{}})", {}));
+  EXPECT_EQ(error["error"]["code"], kInvalidParams);
+  EXPECT_EQ(error["error"]["data"]["code"], "rpc.invalid_params");
+  EXPECT_EQ(error["id"], 1);
+}
+
+TEST(JsonRpcTest, NotJsonIsParseError) {
+  const json error = only_error(parse_message("{not json", {}));
+  EXPECT_EQ(error["error"]["code"], kParseError);
+  EXPECT_TRUE(error["id"].is_null());
+  EXPECT_EQ(error["error"]["data"]["code"], "rpc.parse_error");
+}
+
+TEST(JsonRpcTest, InvalidUtf8IsParseError) {
+  const std::string text = std::string(R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":{"x":")") +
+                           "\xff\xfe" + "\"}}";
+  EXPECT_EQ(only_error(parse_message(text, {}))["error"]["code"], kParseError);
+}
+
+TEST(JsonRpcTest, InvalidRequestsAreRefused) {
+  for (const char* text : {R"(42)", R"({"id":1,"method":"thread.list"})",
+                           R"({"jsonrpc":"1.0","id":1,"method":"thread.list"})",
+                           R"({"jsonrpc":"2.0","id":{"a":1},"method":"thread.list"})",
+                           R"({"jsonrpc":"2.0","id":[1],"method":"thread.list"})",
+                           R"({"jsonrpc":"2.0","id":true,"method":"thread.list"})",
+                           R"({"jsonrpc":"2.0","id":1,"method":5})", R"([])"}) {
+    EXPECT_EQ(only_error(parse_message(text, {}))["error"]["code"], kInvalidRequest) << text;
+  }
+}
+
+TEST(JsonRpcTest, UnknownMethodIsMethodNotFoundWithItsId) {
+  const json error = only_error(parse_message(R"({"jsonrpc":"2.0","id":"x","method":"turn.explode"})", {}));
+  EXPECT_EQ(error["error"]["code"], kMethodNotFound);
+  EXPECT_EQ(error["id"], "x");
+}
+
+TEST(JsonRpcTest, WrongParameterTypesAreInvalidParams) {
+  for (const char* text :
+       {R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":5,"input":"x"}})",
+        R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","input":"x"}})",
+        R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":"t","input":"x","budgetTokens":"many"}})",
+        R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":[1,2]})",
+        R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":{"clientId":3}})",
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"subscribe":"yes"}})"}) {
+    EXPECT_EQ(only_error(parse_message(text, {}))["error"]["code"], kInvalidParams) << text;
+  }
+}
+
+TEST(JsonRpcTest, OversizedMessageIsRefusedWithItsCode) {
+  Limits limits;
+  limits.max_message_bytes = 64;
+  const json error = only_error(parse_message(std::string(65, ' '), limits));
+  EXPECT_EQ(error["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(error["error"]["data"]["code"], "rpc.message_too_large");
+}
+
+TEST(JsonRpcTest, BatchHoldsEachEntryAndIsBounded) {
+  Incoming in = parse_message(
+      R"([{"jsonrpc":"2.0","id":1,"method":"thread.list"},{"jsonrpc":"2.0","method":"nope"},5])", {});
+  ASSERT_TRUE(in.batch);
+  ASSERT_EQ(in.entries.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<Call>(in.entries[0]));
+  EXPECT_EQ(std::get<json>(in.entries[1])["error"]["code"], kMethodNotFound);
+  EXPECT_EQ(std::get<json>(in.entries[2])["error"]["code"], kInvalidRequest);
+
+  Limits limits;
+  limits.max_batch = 2;
+  const json error = only_error(parse_message(
+      R"([{"jsonrpc":"2.0","method":"thread.list"},{"jsonrpc":"2.0","method":"thread.list"},
+          {"jsonrpc":"2.0","method":"thread.list"}])",
+      limits));
+  EXPECT_EQ(error["error"]["data"]["code"], "rpc.batch_too_large");
+}
+
+TEST(JsonRpcTest, AckBecomesResultAndRejectionBecomesCodedError) {
+  AgentEvent ack{"command.ack", "t", 3,
+                 {{"clientId", "c"}, {"submissionId", "s"}, {"method", "turn.submit"},
+                  {"result", {{"turnId", "u"}}}, {"replayed", true}}};
+  json response = answer_response(ack, 9);
+  EXPECT_EQ(response, (json{{"jsonrpc", "2.0"}, {"id", 9}, {"result", {{"turnId", "u"}, {"replayed", true}}}}));
+
+  AgentEvent rejected{"command.rejected", "t", 4,
+                      {{"clientId", "c"}, {"submissionId", "s"}, {"method", "turn.submit"},
+                       {"error", {{"code", "turn.busy"}, {"message", "a turn runs"}}}}};
+  response = answer_response(rejected, "r");
+  EXPECT_EQ(response["id"], "r");
+  EXPECT_EQ(response["error"]["code"], kCommandRejected);
+  EXPECT_EQ(response["error"]["message"], "a turn runs");
+  EXPECT_EQ(response["error"]["data"]["code"], "turn.busy");
+  EXPECT_EQ(response["error"]["data"]["submissionId"], "s");
+}
+
+TEST(JsonRpcTest, EventBecomesNotification) {
+  AgentEvent event{"turn.start", "t", 2, {{"turnId", "u"}}};
+  EXPECT_EQ(event_notification(event),
+            (json{{"jsonrpc", "2.0"},
+                  {"method", "event"},
+                  {"params", {{"type", "turn.start"}, {"threadId", "t"}, {"seq", 2}, {"payload", {{"turnId", "u"}}}}}}));
+}
+
+TEST(JsonRpcTest, DumpReplacesInvalidUtf8InsteadOfThrowing) {
+  const std::string text = dump(json{{"text", std::string("a\xff")}});
+  EXPECT_NE(text.find("a"), std::string::npos);
+  EXPECT_TRUE(json::accept(text));
+}
+
+}  // namespace
+}  // namespace keel::rpc

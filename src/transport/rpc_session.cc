@@ -1,0 +1,182 @@
+#include "transport/rpc_session.h"
+
+#include "transport/transport_errors.h"
+
+namespace keel {
+
+using nlohmann::json;
+
+// A batch is answered by one array, in request order, once every request that expects an answer has it.
+struct RpcSession::Batch {
+  std::vector<json> slots;
+  std::vector<bool> filled;
+  size_t remaining = 0;
+};
+
+RpcSession::RpcSession(EngineTransport& transport, RpcSessionOptions options, std::function<void()> on_ready)
+    : transport_(transport), options_(std::move(options)), queue_(options_.queue, std::move(on_ready)) {
+  subscription_ = transport_.on_event([this](const AgentEvent& event) { on_event(event); });
+}
+
+RpcSession::~RpcSession() { detach(); }
+
+void RpcSession::detach() {
+  std::unique_ptr<EventSubscription> subscription;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    subscription = std::move(subscription_);
+  }
+  if (subscription) subscription->cancel();
+}
+
+void RpcSession::receive(std::string_view text) {
+  if (closed_) return;
+  rpc::Incoming incoming = rpc::parse_message(text, options_.limits);
+  std::shared_ptr<Batch> batch;
+  if (incoming.batch) {
+    batch = std::make_shared<Batch>();
+    for (const auto& entry : incoming.entries) {
+      const auto* call = std::get_if<rpc::Call>(&entry);
+      if (call == nullptr || !call->notification) ++batch->remaining;
+    }
+    batch->slots.resize(batch->remaining);
+    batch->filled.resize(batch->remaining, false);
+    if (batch->remaining == 0) batch.reset();  // only notifications: nothing is sent back
+  }
+  size_t slot = 0;
+  for (auto& entry : incoming.entries) {
+    if (auto* error = std::get_if<json>(&entry)) {
+      respond(std::move(*error), batch, slot++);
+      continue;
+    }
+    auto& request = std::get<rpc::Call>(entry);
+    const bool answered = !request.notification;
+    call(std::move(request), batch, slot);
+    if (answered) ++slot;
+  }
+}
+
+void RpcSession::refuse_too_large(size_t bytes) {
+  if (closed_) return;
+  enqueue(rpc::error_response(nullptr, rpc::kInvalidRequest,
+                              "message of at least " + std::to_string(bytes) + " bytes is over the bound of " +
+                                  std::to_string(options_.limits.max_message_bytes),
+                              codes::kRpcMessageTooLarge, {{"maxBytes", options_.limits.max_message_bytes}}));
+}
+
+void RpcSession::call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_t slot) {
+  if (rpc::is_session_method(call.method)) {
+    answer_session_method(call, batch, slot);
+    return;
+  }
+  Pending pending{call.id, call.notification, batch, slot};
+  Op op;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    op = rpc::to_op(std::move(call), options_.connection_id,
+                    "rpc:" + options_.connection_id + ":" + std::to_string(++next_submission_));
+    // Registered before the op goes out, so its answer cannot arrive unrouted.
+    pending_[{op.client_id, op.submission_id}].push_back(std::move(pending));
+  }
+  transport_.send(std::move(op));
+}
+
+void RpcSession::answer_session_method(const rpc::Call& call, const std::shared_ptr<Batch>& batch, size_t slot) {
+  json result;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    const json ids = call.params.value("threadIds", json(nullptr));
+    if (call.method == rpc::kSubscribeMethod) {
+      if (ids.is_null()) {
+        threads_.reset();
+      } else {
+        if (!threads_) threads_.emplace();
+        for (const json& id : ids) {
+          if (id.is_string()) threads_->insert(id.get<std::string>());
+        }
+      }
+    } else {
+      if (!threads_) threads_.emplace();
+      for (const json& id : ids) {
+        if (id.is_string()) threads_->erase(id.get<std::string>());
+      }
+    }
+    result = threads_ ? json{{"threadIds", *threads_}} : json{{"threadIds", "all"}};
+  }
+  if (!call.notification) respond(rpc::result_response(call.id, std::move(result)), batch, slot);
+}
+
+void RpcSession::on_event(const AgentEvent& event) {
+  if (closed_) return;
+  if (rpc::is_answer(event)) {
+    route_answer(event);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (threads_ && !event.thread_id.empty() && !threads_->contains(event.thread_id)) return;
+  }
+  if (queue_.push_event(event) == OutboundQueue::Push::kOverflow) overflowed();
+}
+
+void RpcSession::route_answer(const AgentEvent& event) {
+  Pending pending;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    auto found = pending_.find({event.payload.value("clientId", ""), event.payload.value("submissionId", "")});
+    if (found == pending_.end()) return;  // another client's answer
+    pending = std::move(found->second.front());
+    found->second.erase(found->second.begin());
+    if (found->second.empty()) pending_.erase(found);
+  }
+  if (pending.notification) return;
+  respond(rpc::answer_response(event, pending.id), pending.batch, pending.slot);
+}
+
+void RpcSession::respond(json response, const std::shared_ptr<Batch>& batch, size_t slot) {
+  if (!batch) {
+    enqueue(std::move(response));
+    return;
+  }
+  json complete;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (slot >= batch->slots.size() || batch->filled[slot]) return;
+    batch->slots[slot] = std::move(response);
+    batch->filled[slot] = true;
+    if (--batch->remaining > 0) return;
+    complete = json(std::move(batch->slots));
+  }
+  enqueue(std::move(complete));
+}
+
+void RpcSession::enqueue(json message) {
+  if (queue_.push_message(std::move(message)) == OutboundQueue::Push::kOverflow) overflowed();
+}
+
+void RpcSession::overflowed() {
+  close(codes::kRpcClientTooSlow,
+        "the client did not read its messages fast enough; its outbound queue overflowed");
+}
+
+void RpcSession::close(const std::string& code, const std::string& message) {
+  if (closed_.exchange(true)) return;
+  queue_.close_with(rpc::notification(rpc::kDisconnectMethod, {{"code", code}, {"message", message}}));
+}
+
+RpcSession::Outgoing RpcSession::take(bool block) {
+  OutboundQueue::Taken taken = queue_.take(block);
+  Outgoing out;
+  out.closed = taken.closed;
+  out.messages.reserve(taken.items.size());
+  for (const OutboundQueue::Item& item : taken.items) {
+    if (const auto* event = std::get_if<AgentEvent>(&item)) {
+      out.messages.push_back(rpc::dump(rpc::event_notification(*event)));
+    } else {
+      out.messages.push_back(rpc::dump(std::get<json>(item)));
+    }
+  }
+  return out;
+}
+
+}  // namespace keel

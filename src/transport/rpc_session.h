@@ -1,0 +1,103 @@
+// transport/rpc_session.h — one JSON-RPC client connection on top of an engine.
+//
+// The connection's reader hands each incoming message to receive(); the session checks it (transport/
+// json_rpc.h), submits the ops, and answers bad input at once with a JSON-RPC error — the connection stays
+// usable and the engine never sees the bad message, so nothing persisted changes. The session subscribes to
+// the engine's events: an op's answer (command.ack / command.rejected for one of this session's pending
+// submissions) becomes the response to its request id (a batch is answered by one array once each of its
+// requests has its answer); other clients' answers are not forwarded; every other event becomes an `event`
+// notification, for all threads or only the ones named with session.subscribe.
+//
+// Outgoing messages wait in a bounded OutboundQueue (backpressure: deltas coalesced, nothing else lost).
+// When it overflows the session stops: it sends one final `disconnect` {code: rpc.client_too_slow, message}
+// notification and take() reports `closed`; the connection should then close. The engine keeps running.
+//
+// Thread-safe: receive() from the reader, take() from the writer, events from the engine's delivery thread.
+// `on_ready` runs from any of them, outside the session's locks. The transport must outlive the session.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "keel/transport.h"
+#include "transport/json_rpc.h"
+#include "transport/outbound_queue.h"
+
+namespace keel {
+
+struct RpcSessionOptions {
+  std::string connection_id = "client";  // the clientId of ops that name none
+  rpc::Limits limits;
+  OutboundQueueOptions queue;
+};
+
+class RpcSession {
+ public:
+  RpcSession(EngineTransport& transport, RpcSessionOptions options, std::function<void()> on_ready);
+  ~RpcSession();
+  RpcSession(const RpcSession&) = delete;
+  RpcSession& operator=(const RpcSession&) = delete;
+
+  // One incoming message (a line, a WebSocket text message).
+  void receive(std::string_view text);
+  // A message the connection dropped unread because it was over the size bound: answered with an error.
+  void refuse_too_large(size_t bytes);
+  const rpc::Limits& limits() const { return options_.limits; }
+
+  struct Outgoing {
+    std::vector<std::string> messages;  // serialized JSON-RPC messages, in order
+    bool closed = false;                // the session ended: close the connection after sending these
+  };
+  // With `block`, waits for something to send (or wake()).
+  Outgoing take(bool block);
+  void wake() { queue_.wake(); }
+
+  // Ends the session from the server's side (shutdown): a final disconnect notification with `code`.
+  void close(const std::string& code, const std::string& message);
+  // Stops the engine subscription: no event reaches the session after this returns.
+  void detach();
+
+  size_t coalesced() const { return queue_.coalesced(); }
+  // The session ended (too slow, or close()): only its final notification is left to send.
+  bool closed() const { return closed_; }
+  const std::string& connection_id() const { return options_.connection_id; }
+
+ private:
+  struct Batch;
+  struct Pending {
+    nlohmann::json id;
+    bool notification = false;
+    std::shared_ptr<Batch> batch;
+    size_t slot = 0;
+  };
+
+  void on_event(const AgentEvent& event);
+  void route_answer(const AgentEvent& event);
+  void call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_t slot);
+  void answer_session_method(const rpc::Call& call, const std::shared_ptr<Batch>& batch, size_t slot);
+  // Sends `response` alone or as its batch's slot.
+  void respond(nlohmann::json response, const std::shared_ptr<Batch>& batch, size_t slot);
+  void enqueue(nlohmann::json message);
+  void overflowed();
+
+  EngineTransport& transport_;
+  RpcSessionOptions options_;
+  OutboundQueue queue_;
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::vector<Pending>> pending_;
+  std::optional<std::set<std::string>> threads_;  // nullopt: every thread
+  uint64_t next_submission_ = 0;
+  std::atomic<bool> closed_{false};
+  std::unique_ptr<EventSubscription> subscription_;
+};
+
+}  // namespace keel
