@@ -1,11 +1,18 @@
-// cli/demo.h — `keel demo`: the main job. Prints to `out`; returns the process exit code.
+// cli/demo.h — `keel demo`: the main job. A real agent task end to end (docs/cli.md, *keel demo*).
 #pragma once
 
-#include <ostream>
 #include <string>
+
+#include "cli/commands.h"
 
 namespace keel::cli {
 
-int run_store_demo(const std::string& db_path, bool keep_existing, std::ostream& out);
+struct DemoOptions {
+  std::string model;  // "" = the scripted model server with the shipped script
+  std::string dir;    // "" = a new folder
+  bool json = false;
+};
+
+int demo_command(const CommandContext& context, const DemoOptions& options);
 
 }  // namespace keel::cli

@@ -1,28 +1,177 @@
-// keel — command-line entry point.
-//
-// Until the agent loop lands, `keel demo` shows the durable store at work: it creates a thread through a
-// receipted command (and replays a duplicate of it), records a conversation with two parallel tool calls,
-// forks it, selects branches, and prints each branch's session context as the model would receive it.
+// keel — the command-line entry point: parses the command line, loads the configuration (docs/
+// configuration.md) and the logger, and runs one subcommand (cli/commands.h; docs/cli.md).
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
+#include "cli/commands.h"
 #include "cli/demo.h"
+#include "cli/logging.h"
+#include "cli/signals.h"
+#include "config/config_loader.h"
+#include "config/environment.h"
+
+namespace {
+
+using keel::cli::ApprovalPolicy;
+
+// CLI11 checks the value against this list before the command runs.
+const std::map<std::string, ApprovalPolicy> kApprovalPolicies = {
+    {"ask", ApprovalPolicy::kAsk}, {"accept", ApprovalPolicy::kAccept}, {"decline", ApprovalPolicy::kDecline}};
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread exists, so that signals reach only the watchers (cli/signals.h).
+  keel::cli::block_termination_signals();
+
   CLI::App app{"keel — a durable, steerable LLM agent engine"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "keel 0.1.0");
 
-  std::string db_path = "keel-demo.db";
-  bool keep = false;
-  CLI::App* demo = app.add_subcommand("demo", "Show the durable store: threads, branches, forks, receipts");
-  demo->add_option("--db", db_path, "SQLite database file (created if missing)");
-  demo->add_flag("--keep", keep, "Keep the database's previous contents instead of starting fresh");
+  std::vector<std::string> overrides;
+  std::string config_file;
+  std::string log_level;
+  std::string log_file;
+  bool log_json = false;
+  app.add_option("--set", overrides, "Override a configuration value: key.path=value (repeatable)");
+  app.add_option("--config", config_file, "Read this configuration file in place of the project's .keel/config.toml")
+      ->check(CLI::ExistingFile);
+  app.add_option("--log-level", log_level, "trace | debug | info | warn | error | off (default: the config's log.level)");
+  app.add_option("--log-file", log_file, "Append the log to this file instead of stderr");
+  app.add_flag("--log-json", log_json, "Log JSON lines");
+
+  // serve
+  keel::cli::ServeOptions serve;
+  std::string serve_workspace;
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Serve the engine over JSON-RPC 2.0 (stdio or WebSocket)");
+  serve_cmd->add_flag("--stdio", serve.stdio, "One client on stdin/stdout (logs go to stderr or --log-file)");
+  serve_cmd->add_option("--listen", serve.listen, "WebSocket on HOST:PORT (port 0 picks one)");
+  serve_cmd->add_option("--token-file", serve.token_file, "Clients' token: read from this file, or written there if missing");
+  serve_cmd->add_flag("--no-token", serve.no_token, "Accept WebSocket clients without a token");
+  serve_cmd->add_option("--port-file", serve.port_file, "Write the bound port to this file");
+  serve_cmd->add_option("--model", serve.model, "A model of the configuration (default: default_model)");
+  serve_cmd->add_option("--workspace", serve_workspace, "The file tools' folder (default: none)");
+
+  // run
+  keel::cli::RunOptions run;
+  std::string run_workspace;
+  int64_t run_budget = 0;
+  CLI::App* run_cmd = app.add_subcommand("run", "Run one task and stream it; the exit status says how the turn ended");
+  run_cmd->add_option("task", run.task, "What to do")->required();
+  run_cmd->add_option("--thread", run.thread_id, "Continue this thread instead of starting one");
+  run_cmd->add_option("--model", run.model, "A model of the configuration (default: default_model)");
+  run_cmd->add_option("--workspace", run_workspace, "The file tools' folder (default: the working directory)");
+  run_cmd->add_option("--approval-policy", run.approval_policy, "ask (on the terminal) | accept | decline")
+      ->transform(CLI::CheckedTransformer(kApprovalPolicies));
+  run_cmd->add_flag("--json", run.json, "Print the events as JSON lines");
+  run_cmd->add_option("--budget", run_budget, "Token budget for the turn");
+  run_cmd->add_flag("--show-reasoning", run.show_reasoning, "Show the model's reasoning as it streams");
+
+  // resume
+  keel::cli::ResumeOptions resume;
+  std::string resume_workspace;
+  CLI::App* resume_cmd = app.add_subcommand("resume", "Continue a thread's unfinished turn (interrupted, paused, waiting)");
+  resume_cmd->add_option("thread", resume.thread_id, "The thread")->required();
+  resume_cmd->add_option("--model", resume.model, "A model of the configuration (default: default_model)");
+  resume_cmd->add_option("--workspace", resume_workspace, "The file tools' folder (default: the working directory)");
+  resume_cmd->add_option("--approval-policy", resume.approval_policy, "ask | accept | decline")
+      ->transform(CLI::CheckedTransformer(kApprovalPolicies));
+  resume_cmd->add_flag("--json", resume.json, "Print the events as JSON lines");
+
+  // threads
+  keel::cli::ThreadsOptions threads;
+  CLI::App* threads_cmd = app.add_subcommand("threads", "List, show, fork, select and delete threads");
+  threads_cmd->require_subcommand(1);
+  threads_cmd->add_flag("--json", threads.json, "Print JSON");
+  CLI::App* list_cmd = threads_cmd->add_subcommand("list", "Every thread, newest first");
+  list_cmd->add_flag("--json", threads.json, "Print JSON");
+  CLI::App* show_cmd = threads_cmd->add_subcommand("show", "A thread's selected branch, its runs and branches");
+  show_cmd->add_option("thread", threads.thread_id, "The thread")->required();
+  show_cmd->add_flag("--json", threads.json, "Print JSON");
+  CLI::App* fork_cmd = threads_cmd->add_subcommand("fork", "A new thread sharing this one's history");
+  fork_cmd->add_option("thread", threads.thread_id, "The thread")->required();
+  fork_cmd->add_option("--at", threads.node_id, "Fork at this node (default: the selected leaf)");
+  fork_cmd->add_option("--title", threads.title, "The fork's title");
+  fork_cmd->add_flag("--json", threads.json, "Print JSON");
+  CLI::App* select_cmd = threads_cmd->add_subcommand("select", "Make a branch the thread's current one");
+  select_cmd->add_option("thread", threads.thread_id, "The thread")->required();
+  select_cmd->add_option("leaf", threads.node_id, "The branch's leaf node")->required();
+  select_cmd->add_flag("--json", threads.json, "Print JSON");
+  CLI::App* delete_cmd = threads_cmd->add_subcommand("delete", "Delete a thread");
+  delete_cmd->add_option("thread", threads.thread_id, "The thread")->required();
+  delete_cmd->add_flag("--json", threads.json, "Print JSON");
+
+  // demo
+  keel::cli::DemoOptions demo;
+  CLI::App* demo_cmd = app.add_subcommand("demo", "A real agent task end to end, with the scripted model (no API key)");
+  demo_cmd->add_option("--model", demo.model, "Run the same task against this configured model instead");
+  demo_cmd->add_option("--dir", demo.dir, "Where to put the demo's store and workspace (default: a new folder)");
+  demo_cmd->add_flag("--json", demo.json, "Print the events as JSON lines");
 
   CLI11_PARSE(app, argc, argv);
 
-  if (demo->parsed()) return keel::cli::run_store_demo(db_path, keep, std::cout);
+  std::error_code cwd_error;
+  const std::filesystem::path cwd = std::filesystem::current_path(cwd_error);
+  auto sources = keel::config::discover_sources(keel::config::process_environment(), cwd, overrides);
+  if (!config_file.empty()) sources.project_file = config_file;
+  auto config = keel::config::load_config(sources);
+  if (!config) {
+    std::cerr << "keel: " << config.error().to_string() << "\n";
+    return keel::cli::kExitSetup;
+  }
+  keel::cli::LogOptions log_options{.level = config->log_level, .format = config->log_format, .file = log_file};
+  if (!log_level.empty()) {
+    using keel::config::LogLevel;
+    static const std::map<std::string, LogLevel> kLevels = {{"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug},
+                                                            {"info", LogLevel::kInfo},   {"warn", LogLevel::kWarn},
+                                                            {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+    auto level = kLevels.find(log_level);
+    if (level == kLevels.end()) {
+      std::cerr << "keel: --log-level: expected trace, debug, info, warn, error or off\n";
+      return keel::cli::kExitSetup;
+    }
+    log_options.level = level->second;
+  }
+  if (log_json) log_options.format = keel::config::LogFormat::kJson;
+  // The line-oriented commands print their own progress; their log stays quiet unless asked.
+  if (!serve_cmd->parsed() && log_level.empty() && log_file.empty()) log_options.level = keel::config::LogLevel::kWarn;
+  auto logger = keel::cli::make_logger(log_options);
+  if (!logger) {
+    std::cerr << "keel: " << logger.error().to_string() << "\n";
+    return keel::cli::kExitSetup;
+  }
+
+  keel::cli::CommandContext context{.config = std::move(*config),
+                                    .logger = *logger,
+                                    .out = &std::cout,
+                                    .err = &std::cerr,
+                                    .out_is_terminal = ::isatty(STDOUT_FILENO) == 1,
+                                    .in_is_terminal = ::isatty(STDIN_FILENO) == 1};
+  if (serve_cmd->parsed()) {
+    if (!serve_workspace.empty()) serve.workspace = serve_workspace;
+    return keel::cli::serve_command(context, serve);
+  }
+  if (run_cmd->parsed()) {
+    if (!run_workspace.empty()) run.workspace = run_workspace;
+    if (run_budget > 0) run.budget_tokens = run_budget;
+    return keel::cli::run_command(context, run);
+  }
+  if (resume_cmd->parsed()) {
+    if (!resume_workspace.empty()) resume.workspace = resume_workspace;
+    return keel::cli::resume_command(context, resume);
+  }
+  if (threads_cmd->parsed()) {
+    for (CLI::App* sub : {list_cmd, show_cmd, fork_cmd, select_cmd, delete_cmd}) {
+      if (sub->parsed()) threads.action = sub->get_name();
+    }
+    return keel::cli::threads_command(context, threads);
+  }
+  if (demo_cmd->parsed()) return keel::cli::demo_command(context, demo);
   return 0;
 }

@@ -1,0 +1,79 @@
+// cli/commands.h — the keel subcommands, each a function from its parsed options to an exit status
+// (docs/cli.md lists the commands, their options and exit statuses). main() parses the command line, loads
+// the configuration and the logger, and calls one of these.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/turn_follower.h"
+#include "config/config.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace keel::cli {
+
+// Exit statuses shared by every command; a turn's own end maps through exit_status_for().
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitSetup = 2;  // bad arguments, configuration, store, model binding
+
+// What every command gets from main().
+struct CommandContext {
+  config::Config config;
+  std::shared_ptr<spdlog::logger> logger;
+  std::ostream* out = nullptr;  // the command's output (stdout)
+  std::ostream* err = nullptr;  // messages for the person (stderr)
+  bool out_is_terminal = false;
+  bool in_is_terminal = false;
+};
+
+struct ServeOptions {
+  bool stdio = false;
+  std::string listen;                             // "HOST:PORT" for WebSocket
+  std::optional<std::filesystem::path> token_file;  // read the token from it (created with a new one if missing)
+  bool no_token = false;                          // accept clients without a token (explicit opt-in)
+  std::optional<std::filesystem::path> port_file;   // write the bound port here once listening
+  std::string model;
+  std::optional<std::filesystem::path> workspace;
+};
+int serve_command(const CommandContext& context, const ServeOptions& options);
+
+struct RunOptions {
+  std::string task;
+  std::string thread_id;  // "" = a new thread
+  std::string model;
+  std::optional<std::filesystem::path> workspace;
+  ApprovalPolicy approval_policy = ApprovalPolicy::kAsk;
+  bool json = false;
+  std::optional<int64_t> budget_tokens;
+  bool show_reasoning = false;
+};
+int run_command(const CommandContext& context, const RunOptions& options);
+
+struct ResumeOptions {
+  std::string thread_id;
+  std::string model;
+  std::optional<std::filesystem::path> workspace;
+  ApprovalPolicy approval_policy = ApprovalPolicy::kAsk;
+  bool json = false;
+};
+int resume_command(const CommandContext& context, const ResumeOptions& options);
+
+struct ThreadsOptions {
+  std::string action;  // list | show | fork | select | delete
+  std::string thread_id;
+  std::string node_id;  // show: none; fork: --at; select: the leaf
+  std::string title;
+  bool json = false;
+  bool all_nodes = false;  // show: every branch's nodes, not only the selected path
+};
+int threads_command(const CommandContext& context, const ThreadsOptions& options);
+
+}  // namespace keel::cli

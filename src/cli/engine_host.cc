@@ -1,0 +1,181 @@
+#include "cli/engine_host.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "cli/model_binding.h"
+#include "config/credential_resolver.h"
+#include "config/credential_vault.h"
+#include "config/master_key.h"
+#include "engine/engine_core.h"
+#include "keel/clock.h"
+#include "keel/ids.h"
+#include "keel/tool_registry.h"
+#include "policy/policy_gatekeeper.h"
+#include "providers/http/http_client.h"
+#include "tools/builtin/builtin_tools.h"
+#include "transport/direct_transport.h"
+#include "util/thread_scheduler.h"
+
+namespace keel::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Takes `<store>.lock` without waiting. The file keeps the holder's pid so the refusal can name it; the
+// lock itself (flock) goes with the process, so a SIGKILLed engine never leaves the store locked.
+Result<int> lock_store(const fs::path& store_path) {
+  const fs::path lock_path = store_path.string() + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return fail(codes::kStoreOpen, "cannot open " + lock_path.string() + ": " + std::strerror(errno));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char holder[32] = {};
+    const ssize_t n = ::pread(fd, holder, sizeof(holder) - 1, 0);
+    ::close(fd);
+    std::string pid = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "?";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    return fail(kStoreInUse, "another keel engine (pid " + pid + ") is running on " + store_path.string() +
+                                 "; stop it, or connect to it with a client");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // The pid is only for the message; the lock is what matters.
+  }
+  return fd;
+}
+
+}  // namespace
+
+StoreHandle::StoreHandle(StoreHandle&& other) noexcept
+    : store(std::move(other.store)), lock_fd(std::exchange(other.lock_fd, -1)) {}
+
+StoreHandle& StoreHandle::operator=(StoreHandle&& other) noexcept {
+  if (this != &other) {
+    store.reset();
+    if (lock_fd >= 0) ::close(lock_fd);
+    store = std::move(other.store);
+    lock_fd = std::exchange(other.lock_fd, -1);
+  }
+  return *this;
+}
+
+StoreHandle::~StoreHandle() {
+  store.reset();
+  if (lock_fd >= 0) ::close(lock_fd);
+}
+
+Result<StoreHandle> open_store(const config::Config& config, bool exclusive) {
+  std::error_code ec;
+  if (config.store_path.has_parent_path()) fs::create_directories(config.store_path.parent_path(), ec);
+  if (ec) {
+    return fail(codes::kStoreOpen,
+                "cannot create " + config.store_path.parent_path().string() + ": " + ec.message());
+  }
+  StoreHandle handle;
+  if (exclusive) handle.lock_fd = KEEL_TRY(lock_store(config.store_path));
+  SqliteStoreOptions options;
+  options.path = config.store_path.string();
+  options.synchronous = config.durability;
+  handle.store = KEEL_TRY(open_sqlite_store(options));
+  return handle;
+}
+
+class EngineHost::Impl {
+ public:
+  explicit Impl(HostOptions options) : options_(std::move(options)) {}
+
+  Result<void> open() {
+    const config::Config& config = options_.config;
+    const std::string model_name = options_.model_name.empty() ? config.default_model : options_.model_name;
+    if (model_name.empty()) {
+      return fail(kNoModel,
+                  "no model is configured: set default_model in a config file (docs/configuration.md), or pass "
+                  "--model; `keel demo` runs without one");
+    }
+    store_ = KEEL_TRY(open_store(config, /*exclusive=*/true));
+    // Stored credentials need the master key; without one, environment-variable keys still work.
+    if (auto key = config::MasterKey::load_or_create(config.master_key_file)) {
+      vault_ = std::make_unique<config::CredentialVault>(std::move(*key), clock_);
+    }
+    resolver_ = std::make_unique<config::CredentialResolver>(*store_.store, vault_.get(),
+                                                             config::process_environment());
+    ModelBindingDeps deps{.credentials = resolver_.get(), .client = &http_, .scheduler = &scheduler_,
+                          .clock = &clock_};
+    model_ = KEEL_TRY(bind_model(config, model_name, deps));
+    model_name_ = model_name;
+    const std::string task_name = config.task_model;
+    if (!task_name.empty() && task_name != model_name) task_model_ = KEEL_TRY(bind_model(config, task_name, deps));
+
+    gatekeeper_ = KEEL_TRY(PolicyGatekeeper::open(*store_.store, clock_, ids_, config.policy_mode));
+    builtin::BuiltinToolsOptions tool_options;
+    tool_options.workspace_root = options_.workspace;
+    tool_options.scheduler = &scheduler_;
+    tool_options.interactions = true;
+    KEEL_TRY(builtin::register_builtin_tools(tools_, tool_options));
+
+    EngineOptions engine_options;
+    engine_options.model = model_.settings;
+    engine_options.transport = model_.transport;
+    if (task_model_) engine_options.task_model = task_model_->settings.model;
+    engine_options.default_budget_tokens = config.token_budget;
+    engine_options.compaction.enabled = config.compaction.enabled;
+    engine_options.compaction.threshold = config.compaction.threshold;
+    EngineDeps engine_deps;
+    engine_deps.store = store_.store.get();
+    engine_deps.provider = model_.provider.get();
+    engine_deps.task_provider = task_model_ ? task_model_->provider.get() : model_.provider.get();
+    engine_deps.tools = &tools_;
+    engine_deps.gatekeeper = gatekeeper_.get();
+    engine_deps.clock = &clock_;
+    engine_deps.ids = &ids_;
+    engine_ = std::make_unique<EngineCore>(engine_deps, std::move(engine_options));
+    transport_ = std::make_unique<DirectTransport>(*engine_);
+    return {};
+  }
+
+  HostOptions options_;
+  SystemClock clock_;
+  UuidV7Source ids_{clock_};
+  StoreHandle store_;
+  ThreadScheduler scheduler_;
+  providers::CurlHttpClient http_;
+  std::unique_ptr<config::CredentialVault> vault_;
+  std::unique_ptr<config::CredentialResolver> resolver_;
+  ModelBinding model_;
+  std::optional<ModelBinding> task_model_;
+  std::string model_name_;
+  std::unique_ptr<PolicyGatekeeper> gatekeeper_;
+  ToolRegistry tools_;
+  std::unique_ptr<EngineCore> engine_;
+  std::unique_ptr<DirectTransport> transport_;
+};
+
+EngineHost::EngineHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+EngineHost::~EngineHost() {
+  if (!impl_) return;
+  // The engine first: it stops running turns, which use everything else.
+  impl_->transport_.reset();
+  impl_->engine_.reset();
+}
+
+Result<std::unique_ptr<EngineHost>> EngineHost::open(HostOptions options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  KEEL_TRY(impl->open());
+  return std::make_unique<EngineHost>(std::move(impl));
+}
+
+EngineTransport& EngineHost::transport() { return *impl_->transport_; }
+Store& EngineHost::store() { return *impl_->store_.store; }
+const config::Config& EngineHost::config() const { return impl_->options_.config; }
+const std::string& EngineHost::model_name() const { return impl_->model_name_; }
+const std::string& EngineHost::model_id() const { return impl_->model_.settings.model; }
+
+}  // namespace keel::cli

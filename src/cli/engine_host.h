@@ -1,0 +1,76 @@
+// cli/engine_host.h — one keel engine process assembled from the configuration: the SQLite store, the
+// gatekeeper, the builtin tools on a workspace folder, the configured model and the EngineCore, reached
+// through an in-process EngineTransport. Every command that runs turns (serve, run, chat, resume, demo)
+// opens one; read-only commands use open_store_only().
+//
+// One engine per store: the host takes an exclusive lock on `<store>.lock` before it opens the database,
+// because an engine's recovery takes over every unfinished run it finds, and two engines on one SQLite file
+// would run the same turn twice. A second process gets host.store_in_use, naming the holder's pid.
+//
+// Members are destroyed in reverse order of construction: the engine (which interrupts running turns and
+// waits for their terminal state) goes before the tools, the provider and the store it uses.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "keel/error.h"
+#include "keel/store.h"
+#include "keel/transport.h"
+
+namespace keel::cli {
+
+inline constexpr char kStoreInUse[] = "host.store_in_use";
+inline constexpr char kNoModel[] = "host.no_model";
+
+struct HostOptions {
+  config::Config config;
+  std::string model_name;                          // "" = config.default_model
+  std::optional<std::filesystem::path> workspace;  // file tools' root; nullopt = no file tools
+  // The engine's own clientId prefix is the caller's business; this only names the process in logs.
+  std::string purpose = "keel";
+};
+
+// The store with its lock held, without an engine: for commands that only read (threads list/show).
+struct StoreHandle {
+  std::unique_ptr<Store> store;
+  int lock_fd = -1;
+  StoreHandle() = default;
+  StoreHandle(StoreHandle&& other) noexcept;
+  StoreHandle& operator=(StoreHandle&& other) noexcept;
+  ~StoreHandle();
+};
+
+// Opens config.store_path (creating its directory), taking the store lock when `exclusive`. A reader that
+// does not take the lock can run beside a serving engine (SQLite WAL readers never block the writer).
+// Errors: host.store_in_use, the store's open errors.
+Result<StoreHandle> open_store(const config::Config& config, bool exclusive);
+
+class EngineHost {
+ public:
+  // Errors: host.store_in_use, host.no_model (no model named and none configured), config.* and
+  // credential.* from binding the model, store errors, tools.* (a workspace that is not a folder).
+  static Result<std::unique_ptr<EngineHost>> open(HostOptions options);
+  ~EngineHost();
+  EngineHost(const EngineHost&) = delete;
+  EngineHost& operator=(const EngineHost&) = delete;
+
+  EngineTransport& transport();
+  Store& store();
+  const config::Config& config() const;
+  // The bound model's name as configured, and the provider's model id.
+  const std::string& model_name() const;
+  const std::string& model_id() const;
+
+  class Impl;
+  explicit EngineHost(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace keel::cli

@@ -1,0 +1,105 @@
+#include "cli/logging.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+namespace keel::cli {
+
+namespace {
+
+spdlog::level::level_enum to_spdlog(config::LogLevel level) {
+  switch (level) {
+    case config::LogLevel::kTrace: return spdlog::level::trace;
+    case config::LogLevel::kDebug: return spdlog::level::debug;
+    case config::LogLevel::kInfo: return spdlog::level::info;
+    case config::LogLevel::kWarn: return spdlog::level::warn;
+    case config::LogLevel::kError: return spdlog::level::err;
+    case config::LogLevel::kOff: return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
+
+// One JSON object per line: {"ts": ISO-8601 UTC with milliseconds, "level", "logger", "msg"}. spdlog's
+// patterns cannot escape the message, so the line is built with nlohmann.
+class JsonFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const auto millis =
+        std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count();
+    const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char stamp[32];
+    const size_t n = std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &utc);
+    std::snprintf(stamp + n, sizeof(stamp) - n, ".%03dZ", static_cast<int>(millis % 1000));
+    const auto level = spdlog::level::to_string_view(msg.level);
+    nlohmann::json line = {{"ts", stamp},
+                           {"level", std::string(level.data(), level.size())},
+                           {"logger", std::string(msg.logger_name.data(), msg.logger_name.size())},
+                           {"msg", std::string(msg.payload.data(), msg.payload.size())}};
+    const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
+};
+
+}  // namespace
+
+Result<std::shared_ptr<spdlog::logger>> make_logger(const LogOptions& options) {
+  spdlog::sink_ptr sink;
+  if (options.file.empty()) {
+    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  } else {
+    try {
+      sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file, /*truncate=*/false);
+    } catch (const spdlog::spdlog_ex& error) {
+      return fail("log.open_failed", "cannot open the log file " + options.file + ": " + error.what());
+    }
+  }
+  auto logger = std::make_shared<spdlog::logger>("keel", sink);
+  if (options.format == config::LogFormat::kJson) {
+    logger->set_formatter(std::make_unique<JsonFormatter>());
+  } else {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+  logger->set_level(to_spdlog(options.level));
+  logger->flush_on(spdlog::level::trace);
+  return logger;
+}
+
+EventLogger::EventLogger(EngineTransport& transport, std::shared_ptr<spdlog::logger> logger)
+    : logger_(std::move(logger)) {
+  subscription_ = transport.on_event([log = logger_](const AgentEvent& event) {
+    const nlohmann::json& p = event.payload;
+    if (event.type == "turn.start") {
+      log->info("thread {} turn {} started{}", event.thread_id, p.value("turnId", ""),
+                p.value("recovered", false) ? " (recovered after a restart)" : "");
+    } else if (event.type == "turn.complete") {
+      const std::string error = p.contains("error") ? " " + p["error"].value("code", "") : "";
+      log->info("thread {} turn {} ended: {}{}", event.thread_id, p.value("turnId", ""),
+                p.value("stopReason", ""), error);
+    } else if (event.type == "run.updated") {
+      log->debug("thread {} run {} is {}", event.thread_id, p.value("runId", ""), p.value("state", ""));
+    } else if (event.type == "approval.request") {
+      log->info("thread {} asks approval {} for {}", event.thread_id, p.value("approvalId", ""),
+                p.contains("tool") ? p["tool"].value("name", "") : "");
+    } else if (event.type == "command.rejected") {
+      const nlohmann::json& error = p.contains("error") ? p["error"] : nlohmann::json::object();
+      log->info("{} from {} refused: {}: {}", p.value("method", ""), p.value("clientId", ""),
+                error.value("code", ""), error.value("message", ""));
+    } else if (event.type == "command.ack") {
+      log->debug("{} from {} accepted", p.value("method", ""), p.value("clientId", ""));
+    }
+  });
+}
+
+EventLogger::~EventLogger() {
+  if (subscription_) subscription_->cancel();
+}
+
+}  // namespace keel::cli

@@ -1,0 +1,176 @@
+// keel serve: the engine behind JSON-RPC 2.0, over stdio (one client) or WebSocket (many), until SIGINT or
+// SIGTERM (or, over stdio, the end of the input).
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <ostream>
+
+#include "cli/commands.h"
+#include "cli/engine_host.h"
+#include "cli/logging.h"
+#include "cli/signals.h"
+#include "transport/stdio_server.h"
+#include "transport/websocket_server.h"
+
+namespace keel::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string new_token() {
+  unsigned char bytes[24];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned char byte : bytes) {
+    token += kHex[byte >> 4];
+    token += kHex[byte & 15];
+  }
+  return token;
+}
+
+// Writes `text` to `path` atomically (a temporary file renamed into place), readable by the owner only.
+Result<void> write_private_file(const fs::path& path, const std::string& text) {
+  const fs::path temporary = path.string() + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return fail("serve.token_file", "cannot write " + path.string() + ": " + std::strerror(errno));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::fsync(fd);
+  ::close(fd);
+  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    return fail("serve.token_file", "cannot write " + path.string());
+  }
+  return {};
+}
+
+// The token from `path`, or a new one written there when the file does not exist. A token file others can
+// read is refused, like the master key.
+Result<std::string> token_from_file(const fs::path& path) {
+  struct stat info{};
+  if (::stat(path.c_str(), &info) != 0) {
+    std::string token = new_token();
+    KEEL_TRY(write_private_file(path, token + "\n"));
+    return token;
+  }
+  if ((info.st_mode & 077) != 0) {
+    return fail("serve.token_file", path.string() + " is readable by others; chmod 600 it");
+  }
+  std::ifstream in(path);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.size() < 16) return fail("serve.token_file", path.string() + " holds no token of 16 or more characters");
+  return token;
+}
+
+Result<std::pair<std::string, uint16_t>> parse_listen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return fail("invalid_argument", "--listen takes HOST:PORT, e.g. 127.0.0.1:7777");
+  const std::string host = listen.substr(0, colon);
+  const std::string port_text = listen.substr(colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
+    return fail("invalid_argument", "--listen: '" + port_text + "' is not a port");
+  }
+  return std::pair{host, static_cast<uint16_t>(port)};
+}
+
+}  // namespace
+
+int serve_command(const CommandContext& context, const ServeOptions& options) {
+  spdlog::logger& log = *context.logger;
+  if (options.stdio == !options.listen.empty()) {
+    *context.err << "keel serve: give exactly one of --stdio and --listen HOST:PORT\n";
+    return kExitSetup;
+  }
+  HostOptions host_options{.config = context.config, .model_name = options.model, .workspace = options.workspace};
+  auto host = EngineHost::open(std::move(host_options));
+  if (!host) {
+    log.error("cannot start: {}", host.error().to_string());
+    *context.err << "keel serve: " << host.error().to_string() << "\n";
+    return kExitSetup;
+  }
+  EventLogger events((*host)->transport(), context.logger);
+  log.info("engine on {} with model {} ({})", context.config.store_path.string(), (*host)->model_name(),
+           (*host)->model_id());
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int stop_signal = 0;
+
+  if (options.stdio) {
+    StdioServer server((*host)->transport(), STDIN_FILENO, STDOUT_FILENO);
+    SignalWatcher signals([&](int signal_number) {
+      log.info("signal {}: stopping", signal_number);
+      server.stop();
+    });
+    log.info("serving JSON-RPC on stdio");
+    const std::string why = server.run();
+    log.info("stdio session ended: {}", why);
+    return why == "io_error" ? kExitFailed : kExitOk;
+  }
+
+  auto listen = parse_listen(options.listen);
+  if (!listen) {
+    *context.err << "keel serve: " << listen.error().to_string() << "\n";
+    return kExitSetup;
+  }
+  WebSocketServerOptions ws;
+  ws.host = listen->first;
+  ws.port = listen->second;
+  if (options.no_token) {
+    ws.allow_without_token = true;
+  } else if (options.token_file) {
+    auto token = token_from_file(*options.token_file);
+    if (!token) {
+      *context.err << "keel serve: " << token.error().to_string() << "\n";
+      return kExitSetup;
+    }
+    ws.token = *token;
+  } else {
+    ws.token = new_token();
+  }
+  auto server = WebSocketServer::start((*host)->transport(), ws);
+  if (!server) {
+    *context.err << "keel serve: " << server.error().to_string() << "\n";
+    return kExitSetup;
+  }
+  const uint16_t port = (*server)->port();
+  if (options.port_file) {
+    if (auto written = write_private_file(*options.port_file, std::to_string(port) + "\n"); !written) {
+      *context.err << "keel serve: " << written.error().to_string() << "\n";
+      return kExitSetup;
+    }
+  }
+  *context.err << "keel: listening on ws://" << ws.host << ":" << port << "/\n";
+  if (!options.no_token && !options.token_file) {
+    // A token made for this run: the person needs to see it to connect.
+    *context.err << "keel: token " << ws.token << " (send as 'Authorization: Bearer <token>' or ?token=)\n";
+  }
+  log.info("serving JSON-RPC over WebSocket on {}:{}", ws.host, port);
+  {
+    SignalWatcher signals([&](int signal_number) {
+      std::lock_guard<std::mutex> guard(mu);
+      stop_signal = signal_number;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return stop_signal != 0; });
+  }
+  log.info("signal {}: stopping", stop_signal);
+  (*server)->stop();
+  return kExitOk;
+}
+
+}  // namespace keel::cli

@@ -1,0 +1,29 @@
+// cli/signals.h — SIGINT/SIGTERM/SIGHUP as ordinary callbacks, on a thread of their own.
+//
+// block_termination_signals() must run in main() before any thread starts, so that every thread inherits
+// the mask and the signals are only ever taken by the watcher's sigwait(): no handler runs on an arbitrary
+// thread, and nothing but the watcher needs to be async-signal-safe. It also ignores SIGPIPE, so a client
+// that goes away shows up as a write error, not a dead process.
+#pragma once
+
+#include <functional>
+#include <thread>
+
+namespace keel::cli {
+
+void block_termination_signals();
+
+class SignalWatcher {
+ public:
+  // `on_signal` runs on the watcher's thread with the signal number, for each signal taken.
+  explicit SignalWatcher(std::function<void(int)> on_signal);
+  ~SignalWatcher();
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  std::function<void(int)> on_signal_;
+  std::thread thread_;
+};
+
+}  // namespace keel::cli

@@ -1,0 +1,245 @@
+// keel threads list | show | fork | select | delete — the store's threads without running an engine.
+//
+// list and show only read, so they work beside a running `keel serve` (WAL readers never block it). fork,
+// select and delete are the receipted store commands (store/commands.h); they take the store lock, so they
+// are refused while an engine runs on the store (a client of that engine sends thread.fork etc. instead),
+// and, like the engine, they refuse a thread whose last run is still executing or waiting for a person.
+#include <ctime>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/engine_host.h"
+#include "cli/event_renderer.h"
+#include "keel/clock.h"
+#include "keel/ids.h"
+#include "store/commands.h"
+#include "store/run_repository.h"
+#include "store/thread_repository.h"
+
+namespace keel::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string local_time(int64_t unix_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  std::ostringstream out;
+  out << std::put_time(&local, "%Y-%m-%d %H:%M");
+  return out.str();
+}
+
+json thread_json(const ThreadRecord& t) {
+  return {{"threadId", t.id},
+          {"title", t.title},
+          {"revision", t.revision},
+          {"leafNodeId", t.leaf_node_id ? json(*t.leaf_node_id) : json(nullptr)},
+          {"parentThreadId", t.parent_thread_id ? json(*t.parent_thread_id) : json(nullptr)},
+          {"createdAt", t.created_at},
+          {"updatedAt", t.updated_at}};
+}
+
+json run_json(const RunRecord& run) {
+  return {{"runId", run.id},
+          {"turnId", run.turn_id},
+          {"state", std::string(to_string(run.state))},
+          {"stopReason", run.stop_reason ? json(*run.stop_reason) : json(nullptr)},
+          {"usage", run.usage}};
+}
+
+int print_error(const CommandContext& context, const Error& error) {
+  *context.err << "keel threads: " << error.to_string() << "\n";
+  return error.code() == "thread.not_found" ? kExitFailed : kExitSetup;
+}
+
+int list_threads(const CommandContext& context, Store& store, bool as_json) {
+  SystemClock clock;
+  ThreadRepository threads(clock);
+  RunRepository runs(clock);
+  auto tx = store.begin(TxMode::kRead);
+  if (!tx) return print_error(context, tx.error());
+  auto list = threads.list(**tx);
+  if (!list) return print_error(context, list.error());
+  json out = json::array();
+  for (const ThreadRecord& t : *list) {
+    json entry = thread_json(t);
+    auto latest = runs.latest_for_thread(**tx, t.id);
+    entry["latestRun"] = latest && *latest ? run_json(**latest) : json(nullptr);
+    out.push_back(std::move(entry));
+  }
+  if (as_json) {
+    *context.out << json{{"threads", out}}.dump() << "\n";
+    return kExitOk;
+  }
+  if (out.empty()) {
+    *context.out << "no threads yet — start one with: keel run \"a task\"\n";
+    return kExitOk;
+  }
+  for (const json& t : out) {
+    std::string state = t["latestRun"].is_null() ? "new" : t["latestRun"].value("state", "");
+    std::string title = t.value("title", "");
+    *context.out << t.value("threadId", "") << "  " << local_time(t.value("updatedAt", int64_t{0})) << "  "
+                 << std::left << std::setw(18) << state << " "
+                 << (title.empty() ? "(untitled)" : shorten(title, 60))
+                 << (t["parentThreadId"].is_null() ? "" : "  (fork)") << "\n";
+  }
+  return kExitOk;
+}
+
+void print_node(std::ostream& out, const json& node) {
+  const std::string kind = node.value("kind", "");
+  const json& body = node["body"];
+  const std::string id = node.value("id", "");
+  if (kind == "user_message") {
+    out << (body.value("steered", false) ? "↳ steer" : "you") << ": " << content_text(body["content"]) << "\n";
+  } else if (kind == "assistant_message") {
+    const std::string text = content_text(body["content"]);
+    if (!text.empty()) out << "keel: " << text << "\n";
+  } else if (kind == "tool_call") {
+    out << "  → " << body.value("name", "") << " " << shorten(body.value("arguments", json::object()).dump(), 200)
+        << "\n";
+  } else if (kind == "tool_result") {
+    std::string text = content_text(body["content"]);
+    for (char& c : text) {
+      if (c == '\n') c = ' ';
+    }
+    out << "  " << (body.value("isError", false) ? "✗ " : "← ") << shorten(text, 200) << "\n";
+  } else if (kind == "notice") {
+    out << "  note: " << body.value("text", "") << "\n";
+  } else if (kind == "compaction") {
+    out << "  (history summarized: " << shorten(body.value("summary", ""), 200) << ")\n";
+  } else if (kind == "approval_decision") {
+    out << "  approval: " << body.value("decision", "") << "\n";
+  } else if (kind != "turn_context") {  // turn_context is the engine's bookkeeping, not conversation
+    out << "  [" << kind << " " << id << "]\n";
+  }
+}
+
+int show_thread(const CommandContext& context, Store& store, const ThreadsOptions& options) {
+  SystemClock clock;
+  ThreadRepository threads(clock);
+  RunRepository runs(clock);
+  auto tx = store.begin(TxMode::kRead);
+  if (!tx) return print_error(context, tx.error());
+  auto thread = threads.get_live(**tx, options.thread_id);
+  if (!thread) return print_error(context, thread.error());
+  json nodes = json::array();
+  if (thread->leaf_node_id) {
+    auto path = threads.path_to(**tx, *thread->leaf_node_id);
+    if (!path) return print_error(context, path.error());
+    for (const NodeRecord& node : *path) {
+      nodes.push_back({{"id", node.id},
+                       {"kind", std::string(to_string(node.kind))},
+                       {"runId", node.run_id ? json(*node.run_id) : json(nullptr)},
+                       {"body", node.body},
+                       {"createdAt", node.created_at}});
+    }
+  }
+  auto branches = threads.list_branches(**tx, thread->id);
+  if (!branches) return print_error(context, branches.error());
+  json branch_list = json::array();
+  for (const BranchInfo& branch : *branches) {
+    branch_list.push_back({{"leafNodeId", branch.leaf_node_id}, {"selected", branch.selected}});
+  }
+  auto latest = runs.latest_for_thread(**tx, thread->id);
+  json out = thread_json(*thread);
+  out["nodes"] = nodes;
+  out["branches"] = branch_list;
+  out["latestRun"] = latest && *latest ? run_json(**latest) : json(nullptr);
+  if (options.json) {
+    *context.out << out.dump() << "\n";
+    return kExitOk;
+  }
+  std::ostream& o = *context.out;
+  o << (thread->title.empty() ? "(untitled)" : thread->title) << "  " << thread->id << "\n";
+  if (thread->parent_thread_id) o << "forked from " << *thread->parent_thread_id << "\n";
+  o << "\n";
+  for (const json& node : nodes) print_node(o, node);
+  if (!out["latestRun"].is_null()) {
+    o << "\nlast run: " << out["latestRun"].value("state", "") << "\n";
+  }
+  if (branch_list.size() > 1) {
+    o << "branches (select one with: keel threads select " << thread->id << " LEAF):\n";
+    for (const json& branch : branch_list) {
+      o << "  " << (branch.value("selected", false) ? "* " : "  ") << branch.value("leafNodeId", "") << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+// Refuses, as the engine would, a change to a thread whose last run has not ended or waits for a person.
+Result<void> check_thread_at_rest(Store& store, const std::string& thread_id) {
+  SystemClock clock;
+  RunRepository runs(clock);
+  auto tx = KEEL_TRY(store.begin(TxMode::kRead));
+  auto latest = KEEL_TRY(runs.latest_for_thread(*tx, thread_id));
+  if (!latest) return {};
+  switch (latest->state) {
+    case RunState::kWaitingApproval:
+    case RunState::kWaitingInteraction:
+    case RunState::kPausedUncertain:
+      return fail("thread.waiting", "the thread's run waits for a person (" + std::string(to_string(latest->state)) +
+                                        "): answer it with keel resume " + thread_id + " first");
+    default:
+      if (!is_terminal(latest->state)) {
+        return fail("thread.busy", "the thread's last run did not end; keel resume " + thread_id + " continues it");
+      }
+      return {};
+  }
+}
+
+int change_thread(const CommandContext& context, Store& store, const ThreadsOptions& options) {
+  if (auto at_rest = check_thread_at_rest(store, options.thread_id); !at_rest) {
+    return print_error(context, at_rest.error());
+  }
+  SystemClock clock;
+  UuidV7Source ids(clock);
+  StoreCommands commands(store, clock, ids);
+  CommandRequest request;
+  request.client_id = "cli-threads";
+  request.submission_id = ids.next_id();
+  json payload = {{"threadId", options.thread_id}};
+  if (options.action == "fork") {
+    request.type = "thread.fork";
+    if (!options.node_id.empty()) payload["atNodeId"] = options.node_id;
+    if (!options.title.empty()) payload["title"] = options.title;
+  } else if (options.action == "select") {
+    request.type = "thread.selectBranch";
+    payload["leafNodeId"] = options.node_id;
+  } else {
+    request.type = "thread.delete";
+  }
+  request.payload = payload;
+  auto result = commands.execute(request);
+  if (!result) return print_error(context, result.error());
+  const CommandOutcome& outcome = result->outcome;
+  if (!outcome.accepted) return print_error(context, *outcome.rejection);
+  if (options.json) {
+    *context.out << outcome.result.dump() << "\n";
+  } else if (options.action == "fork") {
+    *context.out << "forked " << options.thread_id << " as " << outcome.result.value("threadId", "") << "\n";
+  } else if (options.action == "select") {
+    *context.out << "selected branch " << options.node_id << " of " << options.thread_id << "\n";
+  } else {
+    *context.out << "deleted " << options.thread_id << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int threads_command(const CommandContext& context, const ThreadsOptions& options) {
+  const bool changes = options.action == "fork" || options.action == "select" || options.action == "delete";
+  auto handle = open_store(context.config, /*exclusive=*/changes);
+  if (!handle) return print_error(context, handle.error());
+  Store& store = *handle->store;
+  if (options.action == "list") return list_threads(context, store, options.json);
+  if (options.action == "show") return show_thread(context, store, options);
+  return change_thread(context, store, options);
+}
+
+}  // namespace keel::cli

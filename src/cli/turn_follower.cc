@@ -1,0 +1,156 @@
+#include "cli/turn_follower.h"
+
+#include <algorithm>
+#include <istream>
+#include <ostream>
+
+namespace keel::cli {
+
+using nlohmann::json;
+
+std::optional<ApprovalPolicy> parse_approval_policy(std::string_view name) {
+  if (name == "ask") return ApprovalPolicy::kAsk;
+  if (name == "accept") return ApprovalPolicy::kAccept;
+  if (name == "decline") return ApprovalPolicy::kDecline;
+  return std::nullopt;
+}
+
+std::string describe_approval(const json& request) {
+  const json& tool = request.contains("tool") ? request["tool"] : json::object();
+  std::string line = tool.value("name", "a tool");
+  const std::string effects = tool.value("effects", "");
+  if (!effects.empty()) line += " (" + effects + ")";
+  line += " " + shorten(request.value("arguments", json::object()).dump(), 300);
+  const std::string reason = request.value("reason", "");
+  if (!reason.empty()) line += " — " + reason;
+  return line;
+}
+
+namespace {
+
+bool offered(const json& request, const std::string& decision) {
+  if (!request.contains("offers") || !request["offers"].is_array()) return decision != "acceptForSite";
+  const json& offers = request["offers"];
+  return std::find(offers.begin(), offers.end(), decision) != offers.end();
+}
+
+// The turn's end as the store has it, when its run ended (completed, interrupted, failed, budget-paused).
+std::optional<json> ended_in_store(EngineClient& client, const std::string& thread_id, const std::string& turn_id) {
+  auto read = client.call("thread.read", {{"threadId", thread_id}});
+  if (!read || !read->contains("latestRun") || !(*read)["latestRun"].is_object()) return std::nullopt;
+  const json& run = (*read)["latestRun"];
+  if (run.value("turnId", "") != turn_id) return std::nullopt;
+  const std::string state = run.value("state", "");
+  if (state != "completed" && state != "interrupted" && state != "failed" && state != "budget_paused") {
+    return std::nullopt;
+  }
+  json payload = {{"turnId", turn_id}, {"runId", run.value("runId", "")}, {"fromStore", true}};
+  payload["stopReason"] = run["stopReason"].is_string() ? run["stopReason"].get<std::string>()
+                          : state == "completed"         ? "end"
+                          : state == "budget_paused"     ? "budget_pause"
+                          : state == "interrupted"       ? "interrupted"
+                                                         : "error";
+  if (run.contains("usage")) payload["usage"] = run["usage"];
+  return payload;
+}
+
+}  // namespace
+
+json TerminalDecider::decide_approval(const json& request) {
+  if (policy_ == ApprovalPolicy::kAccept) {
+    out_ << "approval: accepted by --approval-policy accept: " << describe_approval(request) << "\n";
+    return {{"decision", "accept"}};
+  }
+  if (policy_ == ApprovalPolicy::kDecline || !interactive_) {
+    const std::string why =
+        policy_ == ApprovalPolicy::kDecline ? "--approval-policy decline" : "no terminal to ask on";
+    out_ << "approval: declined (" << why << "): " << describe_approval(request) << "\n";
+    return {{"decision", "decline"}, {"reason", why}};
+  }
+  const bool site = offered(request, "acceptForSite");
+  for (;;) {
+    out_ << "? approve " << describe_approval(request) << "\n  [y] accept"
+         << (site ? "  [s] accept for this site" : "") << "  [n] decline > ";
+    out_.flush();
+    std::string answer;
+    if (!std::getline(in_, answer)) return {{"decision", "decline"}, {"reason", "no answer (input closed)"}};
+    if (answer == "y" || answer == "yes") return {{"decision", "accept"}};
+    if (site && answer == "s") return {{"decision", "acceptForSite"}};
+    if (answer == "n" || answer == "no") return {{"decision", "decline"}};
+  }
+}
+
+json TerminalDecider::answer_question(const json& request) {
+  const json& asked = request.contains("request") ? request["request"] : json::object();
+  const std::string question = asked.value("question", "");
+  if (!interactive_) {
+    out_ << "question (not answered: no terminal): " << question << "\n";
+    return {{"answer", ""}};
+  }
+  out_ << "? " << question;
+  if (asked.contains("choices") && asked["choices"].is_array() && !asked["choices"].empty()) {
+    out_ << " " << asked["choices"].dump();
+  }
+  out_ << " > ";
+  out_.flush();
+  std::string answer;
+  std::getline(in_, answer);
+  return {{"answer", answer}};
+}
+
+Result<json> follow_turn(EngineClient& client, const std::string& thread_id, const std::string& turn_id,
+                         Decider& decider, std::ostream& out, const FollowOptions& options) {
+  TextRenderer renderer(out, options.style);
+  bool interrupt_sent = false;
+  auto last_seen = std::chrono::steady_clock::now();
+  for (;;) {
+    if (!interrupt_sent && options.interrupt_requested && options.interrupt_requested()) {
+      interrupt_sent = true;
+      client.send("turn.interrupt", {{"threadId", thread_id}});
+    }
+    std::optional<AgentEvent> event = client.next_event(std::chrono::milliseconds(100));
+    if (!event || event->thread_id != thread_id) {
+      // A turn that ended before this client subscribed (a recovered turn, say) sends no more events: after
+      // a quiet second, the store says whether it is over.
+      if (std::chrono::steady_clock::now() - last_seen < std::chrono::seconds(1)) continue;
+      last_seen = std::chrono::steady_clock::now();
+      if (auto ended = ended_in_store(client, thread_id, turn_id)) return *ended;
+      continue;
+    }
+    last_seen = std::chrono::steady_clock::now();
+    if (options.json_lines) {
+      render_json_line(out, *event);
+    } else {
+      renderer.render(*event);
+    }
+    const json& p = event->payload;
+    if (event->type == "approval.request") {
+      renderer.break_line();
+      json params = decider.decide_approval(p);
+      params["threadId"] = thread_id;
+      params["approvalId"] = p.value("approvalId", "");
+      auto answered = client.call("approval.response", std::move(params));
+      if (!answered && answered.error().code() != "approval.expired") return fail(answered.error());
+    } else if (event->type == "interaction.request" && p.value("kind", "") == "ask_user") {
+      renderer.break_line();
+      json response = decider.answer_question(p);
+      auto answered = client.call("interaction.response", {{"threadId", thread_id},
+                                                           {"interactionId", p.value("interactionId", "")},
+                                                           {"response", std::move(response)}});
+      if (!answered && answered.error().code() != "interaction.expired") return fail(answered.error());
+    }
+    if (options.on_event) options.on_event(*event);
+    if (event->type == "turn.complete" && p.value("turnId", "") == turn_id) return p;
+  }
+}
+
+int exit_status_for(const json& turn_complete) {
+  const std::string reason = turn_complete.value("stopReason", "");
+  if (reason == "end") return 0;
+  if (reason == "max_tokens" || reason == "content_filter") return 3;
+  if (reason == "budget_pause") return 4;
+  if (reason == "interrupted") return 130;
+  return 1;
+}
+
+}  // namespace keel::cli
