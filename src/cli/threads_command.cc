@@ -51,9 +51,10 @@ json run_json(const RunRecord& run) {
           {"usage", run.usage}};
 }
 
-int print_error(const CommandContext& context, const Error& error) {
+// The store could not be opened: exit 2 (setup); the command itself was refused: exit 1.
+int print_error(const CommandContext& context, const Error& error, int status = kExitFailed) {
   *context.err << "keel threads: " << error.to_string() << "\n";
-  return error.code() == "thread.not_found" ? kExitFailed : kExitSetup;
+  return status;
 }
 
 int list_threads(const CommandContext& context, Store& store, bool as_json) {
@@ -235,7 +236,7 @@ int change_thread(const CommandContext& context, Store& store, const ThreadsOpti
 int threads_command(const CommandContext& context, const ThreadsOptions& options) {
   const bool changes = options.action == "fork" || options.action == "select" || options.action == "delete";
   auto handle = open_store(context.config, /*exclusive=*/changes);
-  if (!handle) return print_error(context, handle.error());
+  if (!handle) return print_error(context, handle.error(), kExitSetup);
   Store& store = *handle->store;
   if (options.action == "list") return list_threads(context, store, options.json);
   if (options.action == "show") return show_thread(context, store, options);

@@ -219,7 +219,7 @@ Result<ThreadRecord> ThreadRepository::select_branch(Transaction& tx, const std:
   }
   if (KEEL_TRY(has_children_in(tx, leaf_id, thread.id))) {
     return fail(codes::kNodeNotLeaf, "node " + leaf_id + " has children in thread " + thread_id +
-                                         "; select a leaf (keel threads branches lists them)");
+                                         "; select a leaf (keel threads show lists the branches)");
   }
   if (thread.leaf_node_id == leaf_id) return thread;
   return bump(tx, thread, leaf_id, thread.next_node_seq);
