@@ -282,6 +282,11 @@ TEST_F(ApprovalTest, AnApprovalSurvivesARestartIsSentAgainAndItsAnswerContinuesT
   restart();
   AgentEvent ack = h.request("initialize", {{"subscribe", true}});
   ASSERT_EQ(ack.type, "command.ack");
+  // The snapshot marks the waiting run and what it waits for.
+  const nlohmann::json& unfinished = ack.payload["result"]["unfinished"];
+  ASSERT_EQ(unfinished.size(), 1u) << unfinished.dump();
+  EXPECT_EQ(unfinished[0]["state"], "waiting_approval");
+  EXPECT_EQ(unfinished[0]["pendingApprovals"], nlohmann::json::array({id}));
   AgentEvent resent = h.wait_event(thread, "approval.request", 2);
   EXPECT_EQ(resent.payload["approvalId"], id);
   EXPECT_TRUE(resent.payload.value("resent", false));

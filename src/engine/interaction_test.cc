@@ -108,7 +108,12 @@ TEST_F(InteractionTest, AQuestionSurvivesARestartIsSentAgainAndItsAnswerContinue
   const std::string id = asked.payload["interactionId"];
   h.stop();
   h.start();
-  ASSERT_EQ(h.request("initialize", {{"subscribe", true}}).type, "command.ack");
+  AgentEvent init = h.request("initialize", {{"subscribe", true}});
+  ASSERT_EQ(init.type, "command.ack");
+  const nlohmann::json& unfinished = init.payload["result"]["unfinished"];
+  ASSERT_EQ(unfinished.size(), 1u) << unfinished.dump();
+  EXPECT_EQ(unfinished[0]["pendingInteractions"],
+            nlohmann::json::array({{{"interactionId", id}, {"kind", "ask_user"}}}));
   AgentEvent resent = h.wait_event(thread, "interaction.request", 2);
   EXPECT_EQ(resent.payload["interactionId"], id);
   EXPECT_EQ(h.request("thread.fork", {{"threadId", thread}}).payload["error"]["code"], codes::kThreadWaiting);

@@ -222,16 +222,32 @@ json EngineCore::Impl::unfinished_runs() {
       **tx, {RunState::kStreamingModel, RunState::kExecutingTool, RunState::kWaitingApproval,
              RunState::kWaitingInteraction, RunState::kInterrupted, RunState::kBudgetPaused,
              RunState::kPausedUncertain});
-  (void)(*tx)->commit();
   if (!runs) return out;
   for (const RunRecord& run : *runs) {
-    out.push_back(
-        {{"threadId", run.thread_id},
-         {"runId", run.id},
-         {"turnId", run.turn_id},
-         {"state", to_string(run.state)},
-         {"canContinue", run.state == RunState::kInterrupted || run.state == RunState::kBudgetPaused}});
+    json entry = {{"threadId", run.thread_id},
+                  {"runId", run.id},
+                  {"turnId", run.turn_id},
+                  {"state", to_string(run.state)},
+                  {"canContinue", run.state == RunState::kInterrupted || run.state == RunState::kBudgetPaused}};
+    // What the run waits for, so a front end can mark it before (or without) the re-sent requests.
+    if (run.state == RunState::kWaitingApproval) {
+      json approvals = json::array();
+      if (auto pending = interactions_.pending_approvals_for_run(**tx, run.id)) {
+        for (const ApprovalRecord& approval : *pending) approvals.push_back(approval.id);
+      }
+      entry["pendingApprovals"] = std::move(approvals);
+    } else if (run.state == RunState::kWaitingInteraction) {
+      json waiting = json::array();
+      if (auto open = interactions_.waiting_for_run(**tx, run.id)) {
+        for (const InteractionRecord& interaction : *open) {
+          waiting.push_back({{"interactionId", interaction.id}, {"kind", interaction.kind}});
+        }
+      }
+      entry["pendingInteractions"] = std::move(waiting);
+    }
+    out.push_back(std::move(entry));
   }
+  (void)(*tx)->commit();
   return out;
 }
 
