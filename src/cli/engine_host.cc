@@ -127,6 +127,7 @@ class EngineHost::Impl {
     engine_options.default_budget_tokens = config.token_budget;
     engine_options.compaction.enabled = config.compaction.enabled;
     engine_options.compaction.threshold = config.compaction.threshold;
+    engine_options.recover_on_start = !options_.defer_recovery;
     EngineDeps engine_deps;
     engine_deps.store = store_.store.get();
     engine_deps.provider = model_.provider.get();
@@ -173,6 +174,7 @@ Result<std::unique_ptr<EngineHost>> EngineHost::open(HostOptions options) {
 }
 
 EngineTransport& EngineHost::transport() { return *impl_->transport_; }
+void EngineHost::start_recovery() { impl_->engine_->recover(); }
 Store& EngineHost::store() { return *impl_->store_.store; }
 const config::Config& EngineHost::config() const { return impl_->options_.config; }
 const std::string& EngineHost::model_name() const { return impl_->model_name_; }

@@ -33,6 +33,9 @@ struct HostOptions {
   std::optional<std::filesystem::path> workspace;  // file tools' root; nullopt = no file tools
   // The engine's own clientId prefix is the caller's business; this only names the process in logs.
   std::string purpose = "keel";
+  // true: the runs an earlier process left unfinished are taken up only at start_recovery(), so that the
+  // host's subscribers (a stdio client, the event log) see the recovered turns from their turn.start on.
+  bool defer_recovery = false;
 };
 
 // The store with its lock held, without an engine: for commands that only read (threads list/show).
@@ -60,6 +63,8 @@ class EngineHost {
   EngineHost& operator=(const EngineHost&) = delete;
 
   EngineTransport& transport();
+  // With HostOptions::defer_recovery: starts the engine's recovery (once; later calls do nothing).
+  void start_recovery();
   Store& store();
   const config::Config& config() const;
   // The bound model's name as configured, and the provider's model id.

@@ -48,7 +48,9 @@ FollowOptions follow_options(const CommandContext& context, bool as_json, bool s
 
 Result<std::unique_ptr<EngineHost>> open_host(const CommandContext& context, const std::string& model,
                                               const std::optional<std::filesystem::path>& workspace) {
-  HostOptions options{.config = context.config, .model_name = model, .workspace = workspace};
+  // Recovery waits for the client's subscription (start_recovery), so a turn it takes up is followed from
+  // its turn.start on.
+  HostOptions options{.config = context.config, .model_name = model, .workspace = workspace, .defer_recovery = true};
   if (!options.workspace) options.workspace = std::filesystem::current_path();
   return EngineHost::open(std::move(options));
 }
@@ -67,6 +69,7 @@ int run_command(const CommandContext& context, const RunOptions& options) {
     return kExitSetup;
   }
   EngineClient client((*host)->transport(), "cli-run");
+  (*host)->start_recovery();
   std::string thread_id = options.thread_id;
   if (thread_id.empty()) {
     auto created = client.call("thread.create", json::object());
@@ -98,6 +101,7 @@ int resume_command(const CommandContext& context, const ResumeOptions& options) 
     return kExitSetup;
   }
   EngineClient client((*host)->transport(), "cli-resume");
+  (*host)->start_recovery();
   if (auto read = client.call("thread.read", {{"threadId", options.thread_id}}); !read) {
     *context.err << "keel resume: " << read.error().to_string() << "\n";
     return kExitSetup;

@@ -94,7 +94,11 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
     *context.err << "keel serve: give exactly one of --stdio and --listen HOST:PORT\n";
     return kExitSetup;
   }
-  HostOptions host_options{.config = context.config, .model_name = options.model, .workspace = options.workspace};
+  // Recovery waits until the event log and (over stdio) the client are subscribed, so that they see a
+  // recovered turn from its turn.start {recovered: true} on (a WebSocket client connects later and learns of
+  // it from initialize's `unfinished`).
+  HostOptions host_options{
+      .config = context.config, .model_name = options.model, .workspace = options.workspace, .defer_recovery = true};
   auto host = EngineHost::open(std::move(host_options));
   if (!host) {
     log.error("cannot start: {}", host.error().to_string());
@@ -116,6 +120,7 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
       server.stop();
     });
     log.info("serving JSON-RPC on stdio");
+    (*host)->start_recovery();
     const std::string why = server.run();
     log.info("stdio session ended: {}", why);
     return why == "io_error" ? kExitFailed : kExitOk;
@@ -141,6 +146,8 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   } else {
     ws.token = new_token();
   }
+  // Before the first client can send an op: a recovered run is its thread's turn before any new one.
+  (*host)->start_recovery();
   auto server = WebSocketServer::start((*host)->transport(), ws);
   if (!server) {
     *context.err << "keel serve: " << server.error().to_string() << "\n";

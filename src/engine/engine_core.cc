@@ -138,6 +138,7 @@ std::unique_ptr<EventSubscription> EngineCore::subscribe(std::function<void(cons
   return impl_->subscribe(std::move(callback));
 }
 Scheduler& EngineCore::scheduler() { return impl_->scheduler(); }
+void EngineCore::recover() { impl_->recover(); }
 
 // ---- Impl ----
 
@@ -154,7 +155,7 @@ EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
       control_(asio::make_strand(io_)) {
   const int count = std::max(1, options_.io_threads);
   for (int i = 0; i < count; ++i) io_threads_.emplace_back([this] { io_.run(); });
-  recover_runs();
+  if (options_.recover_on_start) recover();
 }
 
 EngineCore::Impl::~Impl() {

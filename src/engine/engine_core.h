@@ -74,6 +74,11 @@ struct EngineOptions {
   CompactionSettings compaction;
   size_t max_tool_output_chars = 30000;
   int io_threads = 1;
+  // false: the constructor leaves the runs an earlier process left unfinished alone until recover(), so a
+  // host can subscribe first and its clients see the recovered turns' events from their turn.start on. The
+  // host must call recover() before it submits the first op (a thread whose run is not taken up yet looks
+  // idle).
+  bool recover_on_start = true;
 };
 
 // Everything the engine uses but does not own. All must outlive the engine.
@@ -100,6 +105,10 @@ class EngineCore {
   // Accepts an op; its answer arrives as command.ack / command.rejected. Never blocks on the op's work.
   void submit(Op op);
   [[nodiscard]] std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback);
+  // Classifies and takes up every run an earlier process left unfinished (docs/protocol.md, Recovery). The
+  // constructor does it unless EngineOptions::recover_on_start is false; it is done once, later calls
+  // return at once.
+  void recover();
 
   // Timers on the engine's io_context (for the wait tool and other tools that wait). Valid for the
   // engine's lifetime; a task may be destroyed from inside its own callback.

@@ -84,6 +84,8 @@ class EngineCore::Impl final {
   std::unique_ptr<EventSubscription> subscribe(std::function<void(const AgentEvent&)> callback) {
     return bus_.subscribe(std::move(callback));
   }
+  // Once per engine: by the constructor, or by EngineCore::recover() when recover_on_start is false.
+  void recover() { std::call_once(recovered_, [this] { recover_runs(); }); }
 
   // ---- used by the turn runner (on the thread's strand) ----
   void publish(std::string type, const std::string& thread_id, nlohmann::json payload) {
@@ -202,6 +204,7 @@ class EngineCore::Impl final {
   // ---- recovery (engine/recovery.cc) ----
   // At start: classifies every run an earlier process left executing or waiting (spec §5).
   void recover_runs();
+  std::once_flag recovered_;
   void restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
   // The run is the thread's active turn again and a continuation runner picks it up.
   void continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
