@@ -76,4 +76,12 @@ struct ThreadsOptions {
 };
 int threads_command(const CommandContext& context, const ThreadsOptions& options);
 
+struct ChatOptions {
+  std::string thread_id;  // "" = a new thread
+  std::string model;
+  std::optional<std::filesystem::path> workspace;  // nullopt = the working directory
+};
+// Needs a terminal on stdin and stdout (kExitSetup otherwise); kExitOk when the person leaves.
+int chat_command(const CommandContext& context, const ChatOptions& options);
+
 }  // namespace keel::cli

@@ -107,6 +107,15 @@ int main(int argc, char** argv) {
   delete_cmd->add_option("thread", threads.thread_id, "The thread")->required();
   delete_cmd->add_flag("--json", threads.json, "Print JSON");
 
+  // chat
+  keel::cli::ChatOptions chat;
+  std::string chat_workspace;
+  CLI::App* chat_cmd =
+      app.add_subcommand("chat", "Talk with the agent on a terminal; steer, queue and interrupt while it works");
+  chat_cmd->add_option("--thread", chat.thread_id, "Continue this thread (offers to continue an interrupted turn)");
+  chat_cmd->add_option("--model", chat.model, "A model of the configuration (default: default_model)");
+  chat_cmd->add_option("--workspace", chat_workspace, "The file tools' folder (default: the working directory)");
+
   // demo
   keel::cli::DemoOptions demo;
   CLI::App* demo_cmd = app.add_subcommand("demo", "A real agent task end to end, with the scripted model (no API key)");
@@ -171,6 +180,10 @@ int main(int argc, char** argv) {
       if (sub->parsed()) threads.action = sub->get_name();
     }
     return keel::cli::threads_command(context, threads);
+  }
+  if (chat_cmd->parsed()) {
+    if (!chat_workspace.empty()) chat.workspace = chat_workspace;
+    return keel::cli::chat_command(context, chat);
   }
   if (demo_cmd->parsed()) return keel::cli::demo_command(context, demo);
   return 0;
