@@ -92,10 +92,24 @@ struct Engine {
   }
 };
 
-void wait_completes(std::vector<std::unique_ptr<Counter>>& counters, uint64_t n) {
-  for (auto& counter : counters) {
-    while (counter->completes.load() < n) std::this_thread::yield();
+uint64_t total_events(const std::vector<std::unique_ptr<Counter>>& counters) {
+  uint64_t sum = 0;
+  for (const auto& counter : counters) sum += counter->events;
+  return sum;
+}
+
+// The measured part, the same for every transport: one turn per iteration, over once every client has read
+// its turn.complete; the items are the notifications all clients read meanwhile.
+void run_turns(benchmark::State& state, Engine& engine, const std::vector<std::unique_ptr<Counter>>& counters) {
+  uint64_t turns = 0;
+  const uint64_t before = total_events(counters);
+  for (auto _ : state) {
+    engine.submit(static_cast<int>(++turns));
+    for (const auto& counter : counters) {
+      while (counter->completes.load() < turns) std::this_thread::yield();
+    }
   }
+  state.SetItemsProcessed(static_cast<int64_t>(total_events(counters) - before));
 }
 
 void BM_StdioEvents(benchmark::State& state) {
@@ -138,16 +152,7 @@ void BM_StdioEvents(benchmark::State& state) {
       }
     });
   }
-  uint64_t turns = 0;
-  uint64_t before = 0;
-  for (auto& c : counters) before += c->events;
-  for (auto _ : state) {
-    engine.submit(static_cast<int>(++turns));
-    wait_completes(counters, turns);
-  }
-  uint64_t after = 0;
-  for (auto& c : counters) after += c->events;
-  state.SetItemsProcessed(static_cast<int64_t>(after - before));
+  run_turns(state, engine, counters);
   for (auto& server : servers) server->stop();
   for (int i = 0; i < clients; ++i) ::shutdown(fds[2 * i], SHUT_RDWR);
   for (auto& t : threads) t.join();
@@ -196,16 +201,7 @@ void BM_WebSocketEvents(benchmark::State& state) {
     });
   }
   while (server->client_count() < static_cast<size_t>(clients)) std::this_thread::yield();
-  uint64_t turns = 0;
-  uint64_t before = 0;
-  for (auto& c : counters) before += c->events;
-  for (auto _ : state) {
-    engine.submit(static_cast<int>(++turns));
-    wait_completes(counters, turns);
-  }
-  uint64_t after = 0;
-  for (auto& c : counters) after += c->events;
-  state.SetItemsProcessed(static_cast<int64_t>(after - before));
+  run_turns(state, engine, counters);
   server->stop();
   for (auto& t : readers) t.join();
 }

@@ -18,6 +18,11 @@ Result<pid_t> spawn_child(const std::string& program, const std::vector<std::str
     if (!std::string_view(*e).starts_with(kFailPoints)) env.emplace_back(*e);
   }
   if (failpoints) env.push_back(std::string(kFailPoints) + *failpoints);
+  return spawn_child_with_environment(program, args, std::move(env), actions);
+}
+
+Result<pid_t> spawn_child_with_environment(const std::string& program, const std::vector<std::string>& args,
+                                           std::vector<std::string> env, const posix_spawn_file_actions_t* actions) {
   std::vector<std::string> all_args = {program};
   all_args.insert(all_args.end(), args.begin(), args.end());
   std::vector<char*> argv;

@@ -19,4 +19,9 @@ Result<pid_t> spawn_child(const std::string& program, const std::vector<std::str
                           const std::optional<std::string>& failpoints,
                           const posix_spawn_file_actions_t* actions);
 
+// The same with exactly the environment `env` ("NAME=value" entries), for tests that control what the child
+// inherits.
+Result<pid_t> spawn_child_with_environment(const std::string& program, const std::vector<std::string>& args,
+                                           std::vector<std::string> env, const posix_spawn_file_actions_t* actions);
+
 }  // namespace keel::testing
