@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -174,22 +173,6 @@ class DemoSteer {
   bool acked_ = false;
 };
 
-// Ctrl-C: the first one interrupts the turn, a second one leaves at once (the store keeps the run).
-class DemoInterrupts {
- public:
-  explicit DemoInterrupts(std::ostream& err)
-      : watcher_([this, &err](int) {
-          if (requested_.exchange(true)) std::_Exit(130);
-          err << "\nkeel demo: interrupting (Ctrl-C again to leave at once)\n";
-          err.flush();
-        }) {}
-  bool requested() const { return requested_.load(); }
-
- private:
-  std::atomic<bool> requested_{false};
-  SignalWatcher watcher_;
-};
-
 Result<size_t> nodes_on_thread(Store& store, const std::string& thread_id) {
   SystemClock clock;
   ThreadRepository threads(clock);
@@ -327,7 +310,7 @@ int demo_command(const CommandContext& context, const DemoOptions& options) {
   DemoSteer steer(client, thread_id, turn_id, notes);
   DemoDecider decider(notes);
   json total_usage = json::object();
-  DemoInterrupts interrupts(*context.err);
+  InterruptRequests interrupts(*context.err, "keel demo");
   FollowOptions follow;
   follow.json_lines = options.json;
   follow.style.color = color;

@@ -1,7 +1,6 @@
 // keel run "task" and keel resume THREAD: one turn on the terminal, followed to its end (cli/turn_follower.h).
 #include <unistd.h>
 
-#include <atomic>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -14,27 +13,6 @@ namespace keel::cli {
 using nlohmann::json;
 
 namespace {
-
-// The first SIGINT asks the turn to stop (it ends as `interrupted`, with what it did kept); a second one
-// leaves at once — the store keeps the run, and `keel resume` picks it up.
-class InterruptRequests {
- public:
-  InterruptRequests(std::ostream& err)
-      : watcher_([this, &err](int) {
-          if (requested_.exchange(true)) {
-            err << "\nkeel: leaving without waiting; keel resume continues the turn\n";
-            err.flush();
-            std::_Exit(130);
-          }
-          err << "\nkeel: interrupting (Ctrl-C again to leave at once)\n";
-          err.flush();
-        }) {}
-  bool requested() const { return requested_.load(); }
-
- private:
-  std::atomic<bool> requested_{false};
-  SignalWatcher watcher_;
-};
 
 FollowOptions follow_options(const CommandContext& context, bool as_json, bool show_reasoning,
                              const InterruptRequests& interrupts) {
@@ -81,7 +59,7 @@ int run_command(const CommandContext& context, const RunOptions& options) {
   }
   if (!options.json) *context.err << "keel: thread " << thread_id << "\n";
 
-  InterruptRequests interrupts(*context.err);
+  InterruptRequests interrupts(*context.err, "keel");
   json submit = {{"threadId", thread_id}, {"input", options.task}};
   if (options.budget_tokens) submit["budgetTokens"] = *options.budget_tokens;
   auto submitted = client.call("turn.submit", std::move(submit));
@@ -119,7 +97,7 @@ int resume_command(const CommandContext& context, const ResumeOptions& options) 
   }
   const std::string state = unfinished.value("state", "");
   std::string turn_id = unfinished.value("turnId", "");
-  InterruptRequests interrupts(*context.err);
+  InterruptRequests interrupts(*context.err, "keel");
   if (state == "paused_uncertain") {
     // A never-retry write was running when keel stopped: only the person can say whether it took effect.
     std::string resolution;

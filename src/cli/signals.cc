@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdlib>
+
 namespace keel::cli {
 
 namespace {
@@ -42,5 +44,16 @@ SignalWatcher::~SignalWatcher() {
   pthread_kill(thread_.native_handle(), SIGUSR2);
   thread_.join();
 }
+
+InterruptRequests::InterruptRequests(std::ostream& err, std::string command)
+    : watcher_([this, &err, command = std::move(command)](int) {
+        if (requested_.exchange(true)) {
+          err << "\n" << command << ": leaving without waiting; keel resume continues the turn\n";
+          err.flush();
+          std::_Exit(130);
+        }
+        err << "\n" << command << ": interrupting (Ctrl-C again to leave at once)\n";
+        err.flush();
+      }) {}
 
 }  // namespace keel::cli

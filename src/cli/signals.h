@@ -6,7 +6,10 @@
 // that goes away shows up as a write error, not a dead process.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <ostream>
+#include <string>
 #include <thread>
 
 namespace keel::cli {
@@ -24,6 +27,20 @@ class SignalWatcher {
  private:
   std::function<void(int)> on_signal_;
   std::thread thread_;
+};
+
+// How the line-oriented front ends (keel run, resume, demo) take Ctrl-C: the first signal asks the running
+// turn to stop (it ends `interrupted`, with what it did kept; the follower sends turn.interrupt); a second one
+// leaves at once with status 130 — the store keeps the run, and `keel resume` picks it up.
+class InterruptRequests {
+ public:
+  // `command` names the front end in the messages written to `err` ("keel", "keel demo").
+  InterruptRequests(std::ostream& err, std::string command);
+  bool requested() const { return requested_.load(); }
+
+ private:
+  std::atomic<bool> requested_{false};
+  SignalWatcher watcher_;
 };
 
 }  // namespace keel::cli
