@@ -1,7 +1,9 @@
 // testing/child_process.cc — see child_process.h.
 #include "testing/child_process.h"
 
+#include <cctype>
 #include <cstring>
+#include <string_view>
 
 #include "keel/error_codes.h"
 
@@ -35,6 +37,22 @@ Result<pid_t> spawn_child_with_environment(const std::string& program, const std
   const int spawned = posix_spawn(&pid, program.c_str(), actions, nullptr, argv.data(), envp.data());
   if (spawned != 0) return fail(codes::kInternal, "posix_spawn " + program + ": " + std::strerror(spawned));
   return pid;
+}
+
+std::vector<std::string> isolated_environment(const std::filesystem::path& home) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    if (name.starts_with("KEEL_") || name == "XDG_CONFIG_HOME" || name == "XDG_DATA_HOME") continue;
+    std::string lower(name);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.ends_with("_proxy")) continue;
+    env.emplace_back(entry);
+  }
+  env.push_back("XDG_CONFIG_HOME=" + (home / "config").string());
+  env.push_back("XDG_DATA_HOME=" + (home / "data").string());
+  return env;
 }
 
 }  // namespace keel::testing

@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/types.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,5 +24,10 @@ Result<pid_t> spawn_child(const std::string& program, const std::vector<std::str
 // inherits.
 Result<pid_t> spawn_child_with_environment(const std::string& program, const std::vector<std::string>& args,
                                            std::vector<std::string> env, const posix_spawn_file_actions_t* actions);
+
+// This process's environment for a keel child under test: without KEEL_* variables and proxy settings, and
+// with XDG_CONFIG_HOME and XDG_DATA_HOME under `home`, so only the test's own files configure the child and
+// its requests to 127.0.0.1 never go to a proxy.
+std::vector<std::string> isolated_environment(const std::filesystem::path& home);
 
 }  // namespace keel::testing

@@ -32,9 +32,9 @@
 
 #include "cli/chat_virtual_terminal.h"
 #include "model_server/model_server.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
 
-extern char** environ;
 
 namespace keel {
 namespace {
@@ -52,15 +52,11 @@ class ChatTerminal {
   ChatTerminal(const std::vector<std::string>& args, const std::filesystem::path& home) {
     std::vector<std::string> argv_storage = {KEEL_BINARY};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    // The test's own settings, not the developer's: no user config file, no KEEL_* variables, no proxy.
     std::vector<std::string> env_storage;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      const std::string_view var(*entry);
-      // The test's own settings, not the developer's: no user config file, no KEEL_* variables.
-      if (var.starts_with("KEEL_") || var.starts_with("XDG_CONFIG_HOME=") || var.starts_with("TERM="))
-        continue;
-      env_storage.emplace_back(var);
+    for (std::string& var : testing::isolated_environment(home)) {
+      if (!var.starts_with("TERM=")) env_storage.push_back(std::move(var));
     }
-    env_storage.push_back("XDG_CONFIG_HOME=" + (home / "xdg").string());
     env_storage.push_back("TERM=xterm-256color");
     // Built before fork: the child may only call async-signal-safe functions until exec.
     std::vector<char*> argv;
@@ -75,6 +71,8 @@ class ChatTerminal {
     size.ws_row = kRows;
     pid_ = ::forkpty(&master_, nullptr, nullptr, &size);
     if (pid_ == 0) {
+      // Only the terminal: Asio's sockets (the model server's listener) are not close-on-exec.
+      ::close_range(3, ~0U, 0);
       ::execve(argv[0], argv.data(), envp.data());
       ::_exit(127);
     }

@@ -3,7 +3,6 @@
 // turn interrupted with Ctrl-C then resumed.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -24,8 +23,6 @@ namespace fs = std::filesystem;
 class CliEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    // The user's own configuration must not leak into the test.
-    ::setenv("XDG_CONFIG_HOME", dir_.file("xdg").c_str(), 1);
     fs::create_directories(workspace());
     std::ofstream(workspace() / "notes.txt") << "first note\nsecond note\n";
   }

@@ -14,7 +14,8 @@
 
 namespace keel::e2e {
 
-KeelProcess::KeelProcess(const std::string& binary, const std::vector<std::string>& args) {
+KeelProcess::KeelProcess(const std::string& binary, const std::vector<std::string>& args,
+                         const std::filesystem::path& home) {
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return;
   posix_spawn_file_actions_t actions;
@@ -22,7 +23,8 @@ KeelProcess::KeelProcess(const std::string& binary, const std::vector<std::strin
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-  auto pid = testing::spawn_child(binary, args, std::nullopt, &actions);
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  auto pid = testing::spawn_child_with_environment(binary, args, testing::isolated_environment(home), &actions);
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);
@@ -127,8 +129,8 @@ std::optional<int> KeelProcess::wait_exit(std::chrono::milliseconds bound) {
 }
 
 KeelRun run_keel(const std::string& binary, const std::vector<std::string>& args, const std::string& input,
-                 std::chrono::milliseconds bound) {
-  KeelProcess process(binary, args);
+                 std::chrono::milliseconds bound, const std::filesystem::path& home) {
+  KeelProcess process(binary, args, home);
   KeelRun run;
   if (!process.started()) return run;
   process.write_stdin(input);

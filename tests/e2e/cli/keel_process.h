@@ -1,10 +1,15 @@
 // keel_process.h — the keel binary as a child process for the end-to-end tests: its stdin, stdout and stderr
 // as pipes, waits for text on them with a bound, signals, and the exit status.
+//
+// The child runs in testing::isolated_environment(home) (no KEEL_* variables, proxies or user configuration)
+// and inherits no descriptor but its stdio: Asio opens sockets without close-on-exec, and a model server's
+// listener kept open in the child would hold its port.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,8 +18,12 @@ namespace keel::e2e {
 
 class KeelProcess {
  public:
-  // Starts `binary` with `args`; ASSERT-style failures are reported through started().
-  KeelProcess(const std::string& binary, const std::vector<std::string>& args);
+  // Where the child's XDG folders point when a test names none: nothing there, so no user file is read.
+  static inline const std::filesystem::path kNoHome = "/nonexistent/keel-e2e-home";
+
+  // Starts `binary` with `args`; whether it started is started().
+  KeelProcess(const std::string& binary, const std::vector<std::string>& args,
+              const std::filesystem::path& home = kNoHome);
   ~KeelProcess();  // SIGKILLs the child if it still runs
   KeelProcess(const KeelProcess&) = delete;
   KeelProcess& operator=(const KeelProcess&) = delete;
@@ -55,6 +64,7 @@ struct KeelRun {
   std::string err;
 };
 KeelRun run_keel(const std::string& binary, const std::vector<std::string>& args, const std::string& input = "",
-                 std::chrono::milliseconds bound = std::chrono::seconds(60));
+                 std::chrono::milliseconds bound = std::chrono::seconds(60),
+                 const std::filesystem::path& home = KeelProcess::kNoHome);
 
 }  // namespace keel::e2e

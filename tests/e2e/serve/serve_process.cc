@@ -17,23 +17,7 @@
 
 #include "testing/child_process.h"
 
-extern char** environ;  // what the child inherits, filtered
-
 namespace keel::e2e {
-namespace {
-
-bool inherited(std::string_view entry) {
-  const std::string_view name = entry.substr(0, entry.find('='));
-  if (name.starts_with("KEEL_") || name.starts_with("XDG_CONFIG_HOME") || name.starts_with("XDG_DATA_HOME")) {
-    return false;
-  }
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return !lower.ends_with("_proxy");
-}
-
-}  // namespace
-
 ServeProcess::ServeProcess(const std::string& binary, const std::vector<std::string>& args, bool stdio_pipes,
                            const std::filesystem::path& home) {
   int in[2] = {-1, -1};
@@ -61,13 +45,7 @@ ServeProcess::ServeProcess(const std::string& binary, const std::vector<std::str
   // close from the server).
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
 
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (inherited(*e)) env.emplace_back(*e);
-  }
-  env.push_back("XDG_CONFIG_HOME=" + (home / "config").string());
-  env.push_back("XDG_DATA_HOME=" + (home / "data").string());
-  auto spawned = testing::spawn_child_with_environment(binary, args, std::move(env), &actions);
+  auto spawned = testing::spawn_child_with_environment(binary, args, testing::isolated_environment(home), &actions);
   posix_spawn_file_actions_destroy(&actions);
   for (int fd : {in[0], out[1], err[1]}) {
     if (fd >= 0) ::close(fd);
