@@ -39,7 +39,11 @@ int main(int argc, char** argv) {
   std::string log_level;
   std::string log_file;
   bool log_json = false;
-  app.add_option("--set", overrides, "Override a configuration value: key.path=value (repeatable)");
+  // Global options may also follow the subcommand (`keel threads show ID --set data_dir=...`).
+  app.fallthrough();
+  app.add_option("--set", overrides, "Override a configuration value: key.path=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--config", config_file, "Read this configuration file in place of the project's .keel/config.toml")
       ->check(CLI::ExistingFile);
   app.add_option("--log-level", log_level, "trace | debug | info | warn | error | off (default: the config's log.level)");

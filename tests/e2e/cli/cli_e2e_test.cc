@@ -186,6 +186,16 @@ TEST_F(CliEndToEnd, ABadConfigurationIsReportedWithItsCode) {
   EXPECT_NE(run.err.find("config.bad_value"), std::string::npos) << run.err;
 }
 
+TEST_F(CliEndToEnd, GlobalOptionsMayFollowTheSubcommand) {
+  serve_script({{"responses", {text_reply("", "an answer")}}});
+  ASSERT_EQ(keel({"run", "a question"}).status, 0);
+  EXPECT_EQ(json::parse(keel({"threads", "list", "--json"}).out)["threads"].size(), 1u);
+  // The same listing with the store moved by a --set written after the subcommand: nothing there.
+  KeelRun elsewhere = keel({"threads", "list", "--json", "--set", "data_dir=" + dir_.file("elsewhere")});
+  ASSERT_EQ(elsewhere.status, 0) << elsewhere.err;
+  EXPECT_TRUE(json::parse(elsewhere.out)["threads"].empty()) << elsewhere.out;
+}
+
 TEST_F(CliEndToEnd, NoModelConfiguredSaysHow) {
   std::ofstream(config_file()) << "data_dir = \"" << dir_.file("data") << "\"\n";
   KeelRun run = keel({"run", "x"});
