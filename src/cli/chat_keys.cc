@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "util/utf8.h"
+
 namespace keel::cli {
 
 namespace {
@@ -49,13 +51,6 @@ bool csi_key(std::string_view params, char final_byte, Key& out) {
   }
 }
 
-size_t utf8_length(uint8_t lead) {
-  if (lead >= 0xC2 && lead <= 0xDF) return 2;
-  if (lead >= 0xE0 && lead <= 0xEF) return 3;
-  if (lead >= 0xF0 && lead <= 0xF4) return 4;
-  return 0;
-}
-
 // Decodes one key (or one dropped unit) at the start of `s` into `keys`; returns the bytes it used, 0 when
 // `s` holds only the beginning of something.
 size_t decode_one(std::string_view s, std::vector<Key>& keys) {
@@ -101,7 +96,7 @@ size_t decode_one(std::string_view s, std::vector<Key>& keys) {
     keys.push_back(Key::character(std::string(1, static_cast<char>(c))));
     return 1;
   }
-  const size_t length = utf8_length(c);
+  const size_t length = utf8_sequence_length(c);
   if (length == 0) return 1;
   for (size_t k = 1; k < length && k < s.size(); ++k) {
     if ((static_cast<uint8_t>(s[k]) & 0xC0) != 0x80) return 1;  // a broken character: drop its lead byte

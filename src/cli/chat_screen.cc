@@ -3,44 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "util/utf8.h"
+
 namespace keel::cli {
 
 namespace {
 
 constexpr char kEsc = 0x1b;
 constexpr std::string_view kReset = "\x1b[0m";
-
-struct Decoded {
-  char32_t code_point;
-  size_t length;
-};
-
-// The code point at the start of `s` (non-empty); an invalid byte decodes as U+FFFD of length 1.
-Decoded decode(std::string_view s) {
-  const auto lead = static_cast<uint8_t>(s[0]);
-  if (lead < 0x80) return {lead, 1};
-  size_t length = 0;
-  char32_t cp = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    cp = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    cp = lead & 0x0F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    cp = lead & 0x07;
-  } else {
-    return {0xFFFD, 1};
-  }
-  if (s.size() < length) return {0xFFFD, 1};
-  for (size_t i = 1; i < length; ++i) {
-    const auto byte = static_cast<uint8_t>(s[i]);
-    if ((byte & 0xC0) != 0x80) return {0xFFFD, 1};
-    cp = (cp << 6) | (byte & 0x3F);
-  }
-  return {cp, length};
-}
 
 // Length of the escape sequence at the start of `s` (which starts with ESC): CSI up to its final byte,
 // otherwise ESC and one byte. `final_byte` gets the CSI's final byte, or 0.
@@ -57,24 +27,33 @@ size_t escape_length(std::string_view s, char& final_byte) {
 
 std::string cursor_up(int rows) { return rows > 0 ? "\x1b[" + std::to_string(rows) + "A" : ""; }
 
-// `text` cut to at most `cells` cells, with "…" in the last cell when cut.
-std::string fit(std::string_view text, size_t cells) {
-  if (display_width(text) <= cells) return std::string(text);
-  std::string out;
-  size_t used = 0;
+// Calls `visit(utf8, width)` for each character of `text` that takes room on screen, skipping escape
+// sequences; stops early when `visit` returns false.
+template <typename Visit>
+void for_each_visible(std::string_view text, Visit visit) {
   for (size_t at = 0; at < text.size();) {
     if (text[at] == kEsc) {
       char final_byte = 0;
       at += escape_length(text.substr(at), final_byte);
       continue;
     }
-    const Decoded d = decode(text.substr(at));
-    const int w = codepoint_width(d.code_point);
-    if (used + w + 1 > cells) break;
-    out.append(text.substr(at, d.length));
-    used += w;
-    at += d.length;
+    const Utf8Char c = decode_utf8(text.substr(at));
+    if (!visit(text.substr(at, c.length), static_cast<size_t>(codepoint_width(c.code_point)))) return;
+    at += c.length;
   }
+}
+
+// `text` cut to at most `cells` cells, with "…" in the last cell when cut.
+std::string fit(std::string_view text, size_t cells) {
+  if (display_width(text) <= cells) return std::string(text);
+  std::string out;
+  size_t used = 0;
+  for_each_visible(text, [&](std::string_view utf8, size_t width) {
+    if (used + width + 1 > cells) return false;
+    out.append(utf8);
+    used += width;
+    return true;
+  });
   return out + "…";
 }
 
@@ -102,16 +81,10 @@ int codepoint_width(char32_t cp) {
 
 size_t display_width(std::string_view text) {
   size_t cells = 0;
-  for (size_t at = 0; at < text.size();) {
-    if (text[at] == kEsc) {
-      char final_byte = 0;
-      at += escape_length(text.substr(at), final_byte);
-      continue;
-    }
-    const Decoded d = decode(text.substr(at));
-    cells += static_cast<size_t>(codepoint_width(d.code_point));
-    at += d.length;
-  }
+  for_each_visible(text, [&](std::string_view, size_t width) {
+    cells += width;
+    return true;
+  });
   return cells;
 }
 
@@ -179,7 +152,7 @@ void ChatScreen::add_text(std::string_view text) {
       ++at;
       continue;
     }
-    const Decoded d = decode(text.substr(at));
+    const Utf8Char d = decode_utf8(text.substr(at));
     const std::string_view utf8 = d.code_point == 0xFFFD && d.length == 1 && static_cast<uint8_t>(c) >= 0x80
                                       ? std::string_view("\xEF\xBF\xBD")
                                       : text.substr(at, d.length);
@@ -224,7 +197,7 @@ std::string ChatScreen::input_row(size_t& cursor_column) const {
   size_t skipped = 0;
   size_t used = 0;
   for (size_t at = 0; at < input_.size();) {
-    const Decoded d = decode(std::string_view(input_).substr(at));
+    const Utf8Char d = decode_utf8(std::string_view(input_).substr(at));
     const auto w = static_cast<size_t>(codepoint_width(d.code_point));
     if (skipped < skip) {
       skipped += w;

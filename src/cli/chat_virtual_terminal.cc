@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "cli/chat_screen.h"
+#include "util/utf8.h"
 
 namespace keel::cli {
 
@@ -23,22 +24,6 @@ int parameter(std::string_view params, size_t index, int fallback) {
     any = true;
   }
   return any ? value : fallback;
-}
-
-size_t utf8_length(uint8_t lead) {
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) return 2;
-  if (lead >= 0xE0 && lead <= 0xEF) return 3;
-  if (lead >= 0xF0 && lead <= 0xF4) return 4;
-  return 1;
-}
-
-char32_t code_point(std::string_view utf8) {
-  const auto lead = static_cast<uint8_t>(utf8[0]);
-  if (utf8.size() == 1) return lead;
-  char32_t cp = lead & (utf8.size() == 2 ? 0x1F : utf8.size() == 3 ? 0x0F : 0x07);
-  for (size_t i = 1; i < utf8.size(); ++i) cp = (cp << 6) | (static_cast<uint8_t>(utf8[i]) & 0x3F);
-  return cp;
 }
 
 }  // namespace
@@ -91,11 +76,12 @@ void VirtualTerminal::feed(std::string_view bytes) {
       ++at;
       continue;
     }
-    const size_t length = utf8_length(c);
+    // A byte that begins no character is drawn as one cell of U+FFFD, as a terminal would.
+    const size_t length = std::max<size_t>(1, utf8_sequence_length(c));
     if (at + length > pending_.size()) break;
-    const std::string utf8 = pending_.substr(at, length);
-    put(utf8, codepoint_width(code_point(utf8)));
-    at += length;
+    const Utf8Char decoded = decode_utf8(std::string_view(pending_).substr(at, length));
+    put(pending_.substr(at, decoded.length), codepoint_width(decoded.code_point));
+    at += decoded.length;
   }
   pending_.erase(0, at);
 }
@@ -178,7 +164,7 @@ std::string VirtualTerminal::render_row(const std::vector<std::string>& cells) c
   for (size_t i = 0; i < cells.size(); ++i) {
     if (!cells[i].empty()) {
       out += cells[i];
-    } else if (i == 0 || cells[i - 1].empty() || codepoint_width(code_point(cells[i - 1])) != 2) {
+    } else if (i == 0 || cells[i - 1].empty() || codepoint_width(decode_utf8(cells[i - 1]).code_point) != 2) {
       out += ' ';  // a blank, not the right half of a wide character
     }
   }

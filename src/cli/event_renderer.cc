@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "util/utf8.h"
+
 namespace keel::cli {
 
 using nlohmann::json;
@@ -24,9 +26,7 @@ std::string content_text(const json& content) {
 
 std::string shorten(const std::string& text, size_t max_chars) {
   if (text.size() <= max_chars) return text;
-  size_t cut = max_chars;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "…";
+  return text.substr(0, utf8_prefix_length(text, max_chars)) + "…";
 }
 
 std::string describe_turn_end(const json& payload) {

@@ -1,7 +1,8 @@
-// util/utf8.h — cutting UTF-8 text without splitting a character.
+// util/utf8.h — reading and cutting UTF-8 text one character at a time, without splitting a character.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace keel {
@@ -13,6 +14,37 @@ inline size_t utf8_prefix_length(std::string_view text, size_t max_bytes) {
   size_t cut = max_bytes;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return cut;
+}
+
+// The length of the UTF-8 sequence that `lead` begins: 1 for ASCII, 2 to 4 for a lead byte, 0 for a byte that
+// begins none (a continuation byte, 0xC0, 0xC1, 0xF5 and above).
+inline size_t utf8_sequence_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) return 2;
+  if (lead >= 0xE0 && lead <= 0xEF) return 3;
+  if (lead >= 0xF0 && lead <= 0xF4) return 4;
+  return 0;
+}
+
+struct Utf8Char {
+  char32_t code_point;
+  size_t length;  // bytes
+};
+
+// The character at the start of `text` (not empty). A byte that begins no sequence, a sequence cut short and
+// a sequence with a bad continuation byte each decode as U+FFFD of length 1, so a caller always advances.
+inline Utf8Char decode_utf8(std::string_view text) {
+  const auto lead = static_cast<uint8_t>(text[0]);
+  const size_t length = utf8_sequence_length(lead);
+  if (length == 1) return {lead, 1};
+  if (length == 0 || text.size() < length) return {0xFFFD, 1};
+  char32_t cp = lead & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07);
+  for (size_t i = 1; i < length; ++i) {
+    const auto byte = static_cast<uint8_t>(text[i]);
+    if ((byte & 0xC0) != 0x80) return {0xFFFD, 1};
+    cp = (cp << 6) | (byte & 0x3F);
+  }
+  return {cp, length};
 }
 
 }  // namespace keel
