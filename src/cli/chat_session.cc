@@ -42,10 +42,6 @@ bool offers(const json& request, const std::string& decision) {
   return false;
 }
 
-bool is_terminal_state(const std::string& state) {
-  return state == "completed" || state == "interrupted" || state == "failed" || state == "budget_paused";
-}
-
 }  // namespace
 
 class ChatSession::Impl {
@@ -64,18 +60,17 @@ class ChatSession::Impl {
     } else if (state == "paused_uncertain") {
       prompts_.push_back({Prompt::Kind::kUncertain, run});
     } else {
+      // Recovery started only after this client subscribed (EngineHost::start_recovery), so every event
+      // of this turn from its turn.start on reaches the session.
       running_turn_ = run.value("turnId", "");
-      adopted_turn_unseen_ = true;
       note("· a turn of this thread is running (" + state + "); its events follow");
     }
   }
 
   int run(int input_fd, WakePipe& wake, EventPump& pump, SignalInbox& signals) {
-    last_event_ = Clock::now();
     while (!leave_) {
       for (AgentEvent& event : pump.take()) handle_event(event);
       for (int signal_number : signals.take()) take_signal(signal_number);
-      check_quiet_turn();
       announce_prompt();
       draw();
       if (leave_) break;
@@ -121,8 +116,8 @@ class ChatSession::Impl {
           std::chrono::duration_cast<std::chrono::milliseconds>(kEscapeWait - (Clock::now() - escape_since_));
       return std::max(1, static_cast<int>(left.count()) + 1);
     }
-    // Now and then anyway: to notice a turn that ended unseen (check_quiet_turn), and a resized terminal.
-    return adopted_turn_unseen_ ? 250 : 1000;
+    // Now and then anyway: to notice a resized terminal.
+    return 1000;
   }
 
   // ---- output ----
@@ -229,8 +224,6 @@ class ChatSession::Impl {
   void handle_event(const AgentEvent& event) {
     if (event.type == "command.ack" || event.type == "command.rejected") return;
     if (event.thread_id != thread_id_) return;
-    last_event_ = Clock::now();
-    adopted_turn_unseen_ = false;
     renderer_.render(event);
     flush_rendered();
     const json& p = event.payload;
@@ -279,22 +272,6 @@ class ChatSession::Impl {
     std::erase_if(prompts_, [&](const Prompt& prompt) {
       return prompt.kind == kind && prompt.payload.value(id_key, "") == id;
     });
-  }
-
-  // A turn picked up after a restart may have ended before this client subscribed, and then no event says
-  // so: until one of its events shows up, the store is asked after every quiet while. (A turn whose
-  // events this client saw sends its turn.complete here too.)
-  void check_quiet_turn() {
-    if (!adopted_turn_unseen_ || running_turn_.empty()) return;
-    if (Clock::now() - last_event_ < std::chrono::seconds(2)) return;
-    last_event_ = Clock::now();
-    auto read = client_.call("thread.read", {{"threadId", thread_id_}}, std::chrono::seconds(10));
-    if (!read || !read->contains("latestRun") || !(*read)["latestRun"].is_object()) return;
-    const json& run = (*read)["latestRun"];
-    if (run.value("turnId", "") != running_turn_ || !is_terminal_state(run.value("state", ""))) return;
-    running_turn_.clear();
-    interrupting_ = false;
-    note("— the turn ended while keel was away (" + run.value("state", "") + ")");
   }
 
   // ---- keys ----
@@ -494,8 +471,6 @@ class ChatSession::Impl {
   std::string running_turn_;
   bool interrupting_ = false;
   size_t queue_length_ = 0;
-  Clock::time_point last_event_;
-  bool adopted_turn_unseen_ = false;  // following a turn from initialize, and none of its events came yet
   Clock::time_point escape_since_;    // when the pending ESC byte came
   bool leave_ = false;
   int exit_status_ = kExitOk;

@@ -34,26 +34,6 @@ bool offered(const json& request, const std::string& decision) {
   return std::find(offers.begin(), offers.end(), decision) != offers.end();
 }
 
-// The turn's end as the store has it, when its run ended (completed, interrupted, failed, budget-paused).
-std::optional<json> ended_in_store(EngineClient& client, const std::string& thread_id, const std::string& turn_id) {
-  auto read = client.call("thread.read", {{"threadId", thread_id}});
-  if (!read || !read->contains("latestRun") || !(*read)["latestRun"].is_object()) return std::nullopt;
-  const json& run = (*read)["latestRun"];
-  if (run.value("turnId", "") != turn_id) return std::nullopt;
-  const std::string state = run.value("state", "");
-  if (state != "completed" && state != "interrupted" && state != "failed" && state != "budget_paused") {
-    return std::nullopt;
-  }
-  json payload = {{"turnId", turn_id}, {"runId", run.value("runId", "")}, {"fromStore", true}};
-  payload["stopReason"] = run["stopReason"].is_string() ? run["stopReason"].get<std::string>()
-                          : state == "completed"         ? "end"
-                          : state == "budget_paused"     ? "budget_pause"
-                          : state == "interrupted"       ? "interrupted"
-                                                         : "error";
-  if (run.contains("usage")) payload["usage"] = run["usage"];
-  return payload;
-}
-
 }  // namespace
 
 json TerminalDecider::decide_approval(const json& request) {
@@ -102,22 +82,13 @@ Result<json> follow_turn(EngineClient& client, const std::string& thread_id, con
                          Decider& decider, std::ostream& out, const FollowOptions& options) {
   TextRenderer renderer(out, options.style);
   bool interrupt_sent = false;
-  auto last_seen = std::chrono::steady_clock::now();
   for (;;) {
     if (!interrupt_sent && options.interrupt_requested && options.interrupt_requested()) {
       interrupt_sent = true;
       client.send("turn.interrupt", {{"threadId", thread_id}});
     }
     std::optional<AgentEvent> event = client.next_event(std::chrono::milliseconds(100));
-    if (!event || event->thread_id != thread_id) {
-      // A turn that ended before this client subscribed (a recovered turn, say) sends no more events: after
-      // a quiet second, the store says whether it is over.
-      if (std::chrono::steady_clock::now() - last_seen < std::chrono::seconds(1)) continue;
-      last_seen = std::chrono::steady_clock::now();
-      if (auto ended = ended_in_store(client, thread_id, turn_id)) return *ended;
-      continue;
-    }
-    last_seen = std::chrono::steady_clock::now();
+    if (!event || event->thread_id != thread_id) continue;
     if (options.json_lines) {
       render_json_line(out, *event);
     } else {

@@ -59,7 +59,9 @@ struct FollowOptions {
   std::function<void(const AgentEvent&)> on_event;
 };
 
-// Follows `turn_id` on `thread_id` until its turn.complete; returns that event's payload.
+// Follows `turn_id` on `thread_id` until its turn.complete; returns that event's payload. The client must
+// have subscribed before the turn could emit anything (before submitting it, or before the host's
+// start_recovery() for a recovered turn).
 Result<nlohmann::json> follow_turn(EngineClient& client, const std::string& thread_id, const std::string& turn_id,
                                    Decider& decider, std::ostream& out, const FollowOptions& options);
 
