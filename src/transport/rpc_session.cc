@@ -1,5 +1,8 @@
 #include "transport/rpc_session.h"
 
+#include <exception>
+
+#include "keel/error_codes.h"
 #include "transport/transport_errors.h"
 
 namespace keel {
@@ -31,6 +34,18 @@ void RpcSession::detach() {
 
 void RpcSession::receive(std::string_view text) {
   if (closed_) return;
+  // The transport's boundary: whatever a message makes throw (a bug) is answered, never the end of the
+  // process, which would take every other client's session and every running turn with it.
+  try {
+    dispatch(text);
+  } catch (const std::exception& e) {
+    enqueue(rpc::error_response(nullptr, rpc::kInternalError,
+                                std::string("keel failed on this message (a bug, please report it): ") + e.what(),
+                                codes::kInternal));
+  }
+}
+
+void RpcSession::dispatch(std::string_view text) {
   rpc::Incoming incoming = rpc::parse_message(text, options_.limits);
   std::shared_ptr<Batch> batch;
   if (incoming.batch) {
@@ -78,7 +93,19 @@ void RpcSession::call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_
     // Registered before the op goes out, so its answer cannot arrive unrouted.
     pending_[{op.client_id, op.submission_id}].push_back(std::move(pending));
   }
-  transport_.send(std::move(op));
+  const std::pair<std::string, std::string> key{op.client_id, op.submission_id};
+  try {
+    transport_.send(std::move(op));
+  } catch (...) {
+    // No answer will come: forget the request, so nothing waits for it (wait_answered), then let the
+    // boundary in receive() answer it.
+    std::lock_guard<std::mutex> guard(mu_);
+    if (auto found = pending_.find(key); found != pending_.end()) {
+      found->second.pop_back();
+      if (found->second.empty()) pending_.erase(found);
+    }
+    throw;
+  }
 }
 
 void RpcSession::answer_session_method(const rpc::Call& call, const std::shared_ptr<Batch>& batch, size_t slot) {
@@ -129,8 +156,21 @@ void RpcSession::route_answer(const AgentEvent& event) {
     found->second.erase(found->second.begin());
     if (found->second.empty()) pending_.erase(found);
   }
-  if (pending.notification) return;
-  respond(rpc::answer_response(event, pending.id), pending.batch, pending.slot);
+  // Queued before a waiter can see the op answered, so what it takes afterwards holds the answer.
+  if (!pending.notification) respond(rpc::answer_response(event, pending.id), pending.batch, pending.slot);
+  std::lock_guard<std::mutex> guard(mu_);
+  if (pending_.empty()) answered_.notify_all();
+}
+
+void RpcSession::wait_answered() {
+  std::unique_lock<std::mutex> lock(mu_);
+  answered_.wait(lock, [&] { return pending_.empty() || stop_waiting_ || closed_; });
+}
+
+void RpcSession::stop_waiting() {
+  std::lock_guard<std::mutex> guard(mu_);
+  stop_waiting_ = true;
+  answered_.notify_all();
 }
 
 void RpcSession::respond(json response, const std::shared_ptr<Batch>& batch, size_t slot) {
@@ -162,6 +202,8 @@ void RpcSession::overflowed() {
 void RpcSession::close(const std::string& code, const std::string& message) {
   if (closed_.exchange(true)) return;
   queue_.close_with(rpc::notification(rpc::kDisconnectMethod, {{"code", code}, {"message", message}}));
+  std::lock_guard<std::mutex> guard(mu_);
+  answered_.notify_all();
 }
 
 RpcSession::Outgoing RpcSession::take(bool block) {

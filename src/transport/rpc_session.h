@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,6 +62,12 @@ class RpcSession {
   Outgoing take(bool block);
   void wake() { queue_.wake(); }
 
+  // Blocks until the engine has answered every op this session submitted (each answer is then queued for
+  // take()), the session closed, or stop_waiting() was called. At the end of a client's input: what it sent
+  // before the end is answered before the connection goes.
+  void wait_answered();
+  void stop_waiting();
+
   // Ends the session from the server's side (shutdown): a final disconnect notification with `code`.
   void close(const std::string& code, const std::string& message);
   // Stops the engine subscription: no event reaches the session after this returns.
@@ -80,6 +87,7 @@ class RpcSession {
     size_t slot = 0;
   };
 
+  void dispatch(std::string_view text);
   void on_event(const AgentEvent& event);
   void route_answer(const AgentEvent& event);
   void call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_t slot);
@@ -93,6 +101,8 @@ class RpcSession {
   RpcSessionOptions options_;
   OutboundQueue queue_;
   std::mutex mu_;
+  std::condition_variable answered_;  // pending_ became empty, or stop_waiting_
+  bool stop_waiting_ = false;
   std::map<std::pair<std::string, std::string>, std::vector<Pending>> pending_;
   std::optional<std::set<std::string>> threads_;  // nullopt: every thread
   uint64_t next_submission_ = 0;

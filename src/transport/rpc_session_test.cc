@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "engine/engine_harness.h"
 #include "keel/provider.h"
 
@@ -33,6 +35,33 @@ std::string chunked_text(int parts) {
   std::string text;
   for (int i = 0; i < parts; ++i) text += "p" + std::to_string(i) + " ";
   return text;
+}
+
+// An engine transport whose send() throws, standing for any bug below the session.
+class ThrowingTransport final : public EngineTransport {
+ public:
+  void send(Op) override { throw std::runtime_error("boom"); }
+  std::unique_ptr<EventSubscription> on_event(std::function<void(const AgentEvent&)>) override {
+    struct None final : EventSubscription {
+      void cancel() override {}
+    };
+    return std::make_unique<None>();
+  }
+};
+
+// Issue 14, point 2: nothing a message makes throw may end the process (over WebSocket that was every
+// client's session); it is answered with an internal error and the session goes on.
+TEST(RpcSessionBoundaryTest, ExceptionBelowTheSessionIsAnsweredAndTheSessionGoesOn) {
+  ThrowingTransport transport;
+  RpcSession session(transport, {}, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    session.receive(R"({"jsonrpc":"2.0","id":1,"method":"thread.list"})");
+    auto out = parse_all(session.take(false));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0]["error"]["code"], rpc::kInternalError) << out[0].dump();
+    EXPECT_EQ(out[0]["error"]["data"]["code"], "internal");
+    EXPECT_FALSE(session.closed());
+  }
 }
 
 class RpcSessionTest : public ::testing::Test {

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <thread>
 
@@ -35,9 +38,35 @@ void StdioServer::signal_stop() {
 void StdioServer::stop() {
   stopping_ = true;
   signal_stop();
+  session_.stop_waiting();
 }
 
+namespace {
+
+// The status flags of the descriptors, put back when run() returns. O_NONBLOCK belongs to the open file
+// description, which the process shares with whoever gave it its stdin and stdout (a shell, a terminal, a
+// parent's pipe): left set, it would make their next blocking read or write fail with EAGAIN.
+class FlagsRestorer {
+ public:
+  explicit FlagsRestorer(std::initializer_list<int> fds) {
+    for (const int fd : fds) saved_.emplace_back(fd, ::fcntl(fd, F_GETFL));
+  }
+  ~FlagsRestorer() {
+    for (const auto& [fd, flags] : saved_) {
+      if (flags >= 0) ::fcntl(fd, F_SETFL, flags);
+    }
+  }
+  FlagsRestorer(const FlagsRestorer&) = delete;
+  FlagsRestorer& operator=(const FlagsRestorer&) = delete;
+
+ private:
+  std::vector<std::pair<int, int>> saved_;
+};
+
+}  // namespace
+
 std::string StdioServer::run() {
+  const FlagsRestorer restore_flags{in_fd_, out_fd_};
   const int flags = ::fcntl(out_fd_, F_GETFL);
   if (flags >= 0) ::fcntl(out_fd_, F_SETFL, flags | O_NONBLOCK);
   std::thread writer([this] { write_loop(); });
@@ -102,8 +131,16 @@ std::string StdioServer::run() {
       line.clear();
     }
   }
-  stopping_ = true;
-  signal_stop();
+  if (reason == "eof") {
+    // Everything read before the end is answered before the process goes: wait for the engine's answers,
+    // then let the writer send all that is queued (a stop() meanwhile still gives up at once).
+    session_.wait_answered();
+    draining_ = true;
+    session_.wake();
+  } else {
+    stopping_ = true;
+    signal_stop();
+  }
   writer.join();
   session_.detach();
   if (session_closed_) reason = codes::kRpcClientTooSlow;
@@ -112,11 +149,12 @@ std::string StdioServer::run() {
 
 void StdioServer::write_loop() {
   while (true) {
-    RpcSession::Outgoing out = session_.take(!stopping_);
+    RpcSession::Outgoing out = session_.take(!stopping_ && !draining_);
     for (const std::string& message : out.messages) {
       if (!write_all(message + "\n")) {
         write_failed_ = true;
         signal_stop();
+        session_.stop_waiting();  // nobody is left to read the answers
         return;
       }
     }
@@ -125,7 +163,7 @@ void StdioServer::write_loop() {
       signal_stop();
       return;
     }
-    if (stopping_ && out.messages.empty()) return;
+    if ((stopping_ || draining_) && out.messages.empty()) return;
   }
 }
 

@@ -6,10 +6,13 @@
 // are written to the output descriptor: logs must go elsewhere (stderr or a file).
 //
 // run() serves on the calling thread until the input ends, the session is closed (a client too slow: the
-// final `disconnect` notification is written first), an I/O error, or stop() from any thread. A writer
-// thread of its own sends what the session queues; the output descriptor is put in non-blocking mode so that
-// stop() is never stuck behind a client that stopped reading. The descriptors are not owned: they must stay
-// open until run() returns. The transport must outlive the server.
+// final `disconnect` notification is written first), an I/O error, or stop() from any thread. At the end of
+// the input every request read before it is answered first: run() waits for the engine's answers and writes
+// them (and whatever else is queued) before it returns; stop() cuts that wait short. A writer thread of its
+// own sends what the session queues; the output descriptor is put in non-blocking mode so that stop() is
+// never stuck behind a client that stopped reading, and both descriptors get their original status flags
+// back when run() returns (O_NONBLOCK is shared with whoever handed the process its stdin and stdout). The
+// descriptors are not owned: they must stay open until run() returns. The transport must outlive the server.
 #pragma once
 
 #include <atomic>
@@ -20,9 +23,13 @@
 
 namespace keel {
 
+// The clientId of the stdio client's ops when they name none (docs/protocol.md, "JSON-RPC framing").
+inline constexpr char kStdioClientId[] = "stdio-1";
+
 class StdioServer {
  public:
-  StdioServer(EngineTransport& transport, int in_fd, int out_fd, RpcSessionOptions options = {});
+  StdioServer(EngineTransport& transport, int in_fd, int out_fd,
+              RpcSessionOptions options = {.connection_id = kStdioClientId});
   ~StdioServer();
   StdioServer(const StdioServer&) = delete;
   StdioServer& operator=(const StdioServer&) = delete;
@@ -42,6 +49,7 @@ class StdioServer {
   int out_fd_;
   int wake_fd_ = -1;  // an eventfd: stop() wakes the reader's and the writer's poll
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};  // the input ended: send what is queued, then end
   std::atomic<bool> session_closed_{false};
   std::atomic<bool> write_failed_{false};
   RpcSession session_;
