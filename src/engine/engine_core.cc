@@ -205,12 +205,43 @@ void EngineCore::Impl::reject(const Op& op, const std::string& thread_id, const 
            {"error", error_json(error)}});
 }
 
+template <typename Handler>
+void EngineCore::Impl::guarded(const Op& op, const std::string& thread_id, Handler&& handler) {
+  // Only the identity: the handler may move the op away.
+  const Op identity{op.method, op.client_id, op.submission_id, json::object()};
+  std::string what;
+  try {
+    handler();
+    return;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an exception that is not a std::exception";
+  }
+  try {
+    reject(identity, thread_id,
+           Error(codes::kInternal, "keel failed on this command (a bug, please report it): " + what));
+  } catch (...) {  // nothing may leave the boundary, not even a failure to answer
+  }
+}
+
 void EngineCore::Impl::submit(Op op) {
+  guarded(op, thread_of(op), [&] { dispatch(std::move(op)); });
+}
+
+void EngineCore::Impl::dispatch(Op op) {
   if (!op.params.is_object()) op.params = json::object();
+  // A null parameter is an absent one (protocol.md), for every transport: handlers read optional
+  // parameters with defaults, and the receipt's fingerprint then does not tell `{"x": null}` from `{}`.
+  for (auto it = op.params.begin(); it != op.params.end();) {
+    it = it->is_null() ? op.params.erase(it) : std::next(it);
+  }
   const std::string thread_id = thread_of(op);
   if (thread_id.empty() || op.method == "thread.create" || op.method == "thread.list" ||
       op.method == "thread.read" || op.method == "initialize") {
-    asio::post(control_, [this, op = std::move(op)]() mutable { handle_engine_op(std::move(op)); });
+    asio::post(control_, [this, op = std::move(op)]() mutable {
+      guarded(op, thread_of(op), [&] { handle_engine_op(std::move(op)); });
+    });
     return;
   }
   auto actor = actor_for(thread_id);
@@ -219,8 +250,9 @@ void EngineCore::Impl::submit(Op op) {
     // for the turn's own writes (spec §3: a steer never blocks on the running turn, nor the turn on it).
     return steer_turn(actor, op);
   }
-  asio::post(actor->strand,
-             [this, actor, op = std::move(op)]() mutable { handle_on_actor(actor, std::move(op)); });
+  asio::post(actor->strand, [this, actor, op = std::move(op)]() mutable {
+    guarded(op, actor->thread_id, [&] { handle_on_actor(actor, std::move(op)); });
+  });
 }
 
 void EngineCore::Impl::handle_engine_op(Op op) {

@@ -130,6 +130,11 @@ class EngineCore::Impl final {
 
  private:
   std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id);
+  // The op boundary: runs an op's handler, and answers an exception escaping it (a bug) with an `internal`
+  // rejection instead of letting it end the process with every client and every running turn on it.
+  template <typename Handler>
+  void guarded(const Op& op, const std::string& thread_id, Handler&& handler);
+  void dispatch(Op op);
   void handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op);
   // Answers a duplicate submission from its receipt (true), before any check of the thread's state.
   bool replay_receipt(const std::string& thread_id, const Op& op);
