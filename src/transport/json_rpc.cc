@@ -4,131 +4,17 @@
 #include <array>
 #include <exception>
 
+#include "engine/engine_errors.h"
 #include "keel/error_codes.h"
+#include "transport/rpc_params.h"
 #include "transport/transport_errors.h"
+#include "util/canonical_json.h"
 
 namespace keel::rpc {
 
 using nlohmann::json;
 
 namespace {
-
-enum class Kind { kString, kInteger, kBool, kObject, kArray, kAny };
-
-struct Param {
-  const char* name;
-  Kind kind;
-  bool required;
-};
-
-struct MethodSpec {
-  const char* method;
-  bool receipted;
-  std::vector<Param> params;
-};
-
-// The parameter types each method takes (docs/protocol.md). Only types and presence are checked here; the
-// engine judges the values (an unknown thread, a bad input) and answers with a coded rejection.
-const std::vector<MethodSpec>& method_specs() {
-  static const std::vector<MethodSpec> specs = {
-      {"initialize", false, {{"subscribe", Kind::kBool, false}}},
-      {"thread.create", true, {{"title", Kind::kString, false}}},
-      {"thread.delete", true, {{"threadId", Kind::kString, true}}},
-      {"thread.fork",
-       true,
-       {{"threadId", Kind::kString, true}, {"atNodeId", Kind::kString, false}, {"title", Kind::kString, false}}},
-      {"thread.selectBranch",
-       true,
-       {{"threadId", Kind::kString, true},
-        {"leafNodeId", Kind::kString, true},
-        {"expectedRevision", Kind::kInteger, false}}},
-      {"thread.list", false, {}},
-      {"thread.read", false, {{"threadId", Kind::kString, true}}},
-      {"turn.submit",
-       true,
-       {{"threadId", Kind::kString, true}, {"input", Kind::kAny, true}, {"budgetTokens", Kind::kInteger, false}}},
-      {"turn.interrupt", false, {{"threadId", Kind::kString, true}, {"turnId", Kind::kString, false}}},
-      {"turn.steer",
-       true,
-       {{"threadId", Kind::kString, true},
-        {"expectedTurnId", Kind::kString, true},
-        {"input", Kind::kAny, true},
-        {"attachments", Kind::kArray, false}}},
-      {"turn.input",
-       true,
-       {{"threadId", Kind::kString, true}, {"input", Kind::kAny, true}, {"attachments", Kind::kArray, false}}},
-      {"turn.enqueue", true, {{"threadId", Kind::kString, true}, {"input", Kind::kAny, true}}},
-      {"queue.start", true, {{"threadId", Kind::kString, true}}},
-      {"queue.update",
-       true,
-       {{"threadId", Kind::kString, true},
-        {"itemId", Kind::kString, true},
-        {"input", Kind::kAny, true},
-        {"expectedRevision", Kind::kInteger, false}}},
-      {"queue.remove", true, {{"threadId", Kind::kString, true}, {"itemId", Kind::kString, true}}},
-      {"run.resume",
-       false,
-       {{"threadId", Kind::kString, true},
-        {"runId", Kind::kString, false},
-        {"additionalBudgetTokens", Kind::kInteger, false}}},
-      {"run.resolveUncertain",
-       true,
-       {{"threadId", Kind::kString, true}, {"runId", Kind::kString, false}, {"resolution", Kind::kString, true}}},
-      {"approval.response",
-       true,
-       {{"threadId", Kind::kString, true},
-        {"approvalId", Kind::kString, true},
-        {"decision", Kind::kString, true},
-        {"reason", Kind::kString, false}}},
-      {"interaction.response",
-       true,
-       {{"threadId", Kind::kString, true}, {"interactionId", Kind::kString, true}, {"response", Kind::kAny, true}}},
-      {"policy.read", false, {}},
-      {"policy.setMode", true, {{"threadId", Kind::kString, false}, {"mode", Kind::kString, true}}},
-      {"policy.addRule",
-       true,
-       {{"scope", Kind::kString, true},
-        {"tool", Kind::kString, false},
-        {"effects", Kind::kAny, false},
-        {"decision", Kind::kString, true}}},
-      {"policy.removeRule", true, {{"ruleId", Kind::kAny, true}}},
-      {"policy.setHostPermissions", true, {{"patterns", Kind::kArray, true}}},
-      {kSubscribeMethod, false, {{"threadIds", Kind::kArray, false}}},
-      {kUnsubscribeMethod, false, {{"threadIds", Kind::kArray, true}}},
-  };
-  return specs;
-}
-
-const MethodSpec* find_spec(std::string_view method) {
-  for (const MethodSpec& spec : method_specs()) {
-    if (method == spec.method) return &spec;
-  }
-  return nullptr;
-}
-
-bool has_kind(const json& value, Kind kind) {
-  switch (kind) {
-    case Kind::kString: return value.is_string();
-    case Kind::kInteger: return value.is_number_integer();
-    case Kind::kBool: return value.is_boolean();
-    case Kind::kObject: return value.is_object();
-    case Kind::kArray: return value.is_array();
-    case Kind::kAny: return true;
-  }
-  return false;
-}
-
-const char* kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::kString: return "a string";
-    case Kind::kInteger: return "an integer";
-    case Kind::kBool: return "a boolean";
-    case Kind::kObject: return "an object";
-    case Kind::kArray: return "an array";
-    case Kind::kAny: return "a value";
-  }
-  return "a value";
-}
 
 bool valid_id(const json& id) { return id.is_string() || id.is_number() || id.is_null(); }
 
@@ -152,17 +38,23 @@ std::variant<Call, json> check_request(const json& request) {
   if (method == request.end() || !method->is_string())
     return error_response(id, kInvalidRequest, "'method' must be a string", codes::kRpcInvalidRequest);
   const std::string name = method->get<std::string>();
-  const MethodSpec* spec = find_spec(name);
+  const MethodParams* spec = find_method(name);
   if (spec == nullptr)
     return error_response(id, kMethodNotFound, "no method '" + name + "'", codes::kRpcMethodNotFound);
 
   json params = json::object();
-  if (auto found = request.find("params"); found != request.end()) {
+  if (auto found = request.find("params"); found != request.end() && !found->is_null()) {
     if (!found->is_object()) {
       return error_response(id, kInvalidParams, "'params' must be an object (by-name parameters)",
                             codes::kRpcInvalidParams);
     }
     params = *found;
+  }
+  // Every parameter is checked against the protocol's schema here, before the engine sees the op and so
+  // before any receipt is written: a wrong value must not be recorded as the submission's answer.
+  if (auto checked = check_params(*spec, params); !checked) {
+    return error_response(id, kInvalidParams, "invalid params of '" + name + "': " + checked.error().message(),
+                          codes::kRpcInvalidParams);
   }
   Call call;
   call.id = id;
@@ -171,33 +63,8 @@ std::variant<Call, json> check_request(const json& request) {
   for (const char* key : {"clientId", "submissionId"}) {
     auto found = params.find(key);
     if (found == params.end()) continue;
-    if (!found->is_string() || found->get_ref<const std::string&>().empty()) {
-      return error_response(id, kInvalidParams, std::string("'") + key + "' must be a non-empty string",
-                            codes::kRpcInvalidParams);
-    }
     (std::string_view(key) == "clientId" ? call.client_id : call.submission_id) = found->get<std::string>();
     params.erase(found);
-  }
-  for (const Param& param : spec->params) {
-    auto found = params.find(param.name);
-    const bool absent = found == params.end() || (!param.required && found->is_null());
-    if (absent) {
-      if (param.required) {
-        return error_response(id, kInvalidParams, std::string("'") + param.name + "' is required",
-                              codes::kRpcInvalidParams);
-      }
-      continue;
-    }
-    if (!has_kind(*found, param.kind)) {
-      return error_response(id, kInvalidParams,
-                            std::string("'") + param.name + "' must be " + kind_name(param.kind) + ", got " +
-                                found->type_name(),
-                            codes::kRpcInvalidParams);
-    }
-  }
-  if (spec->receipted && !call.submission_id) {
-    return error_response(id, kInvalidParams, "'" + name + "' is receipted: params need a 'submissionId'",
-                          codes::kRpcInvalidParams);
   }
   call.params = std::move(params);
   return call;
@@ -215,14 +82,21 @@ Incoming parse_message(std::string_view text, const Limits& limits) {
         codes::kRpcMessageTooLarge, {{"maxBytes", limits.max_message_bytes}}));
     return incoming;
   }
-  json message;
-  try {
-    message = json::parse(text);
-  } catch (const json::exception& error) {
-    incoming.entries.emplace_back(
-        error_response(nullptr, kParseError, std::string("not JSON: ") + error.what(), codes::kRpcParseError));
+  // keel's one parser for untrusted JSON text: invalid UTF-8 and repeated keys are refused, and nesting is
+  // bounded before anything is built, so a deep message costs a scan, not a recursion (copies, schema
+  // checks and encoders of the parsed value recurse).
+  auto parsed = parse_json(text);
+  if (!parsed) {
+    if (parsed.error().code() == codes::kJsonTooDeep) {
+      incoming.entries.emplace_back(error_response(nullptr, kInvalidRequest, parsed.error().message(),
+                                                   codes::kJsonTooDeep, {{"maxDepth", kMaxJsonDepth}}));
+    } else {
+      incoming.entries.emplace_back(error_response(nullptr, kParseError, "not JSON: " + parsed.error().message(),
+                                                   codes::kRpcParseError));
+    }
     return incoming;
   }
+  json message = std::move(*parsed);
   if (!message.is_array()) {
     incoming.entries.push_back(check_request(message));
     return incoming;
@@ -244,14 +118,14 @@ Incoming parse_message(std::string_view text, const Limits& limits) {
   return incoming;
 }
 
-bool is_op_method(std::string_view method) { return find_spec(method) != nullptr && !is_session_method(method); }
+bool is_op_method(std::string_view method) { return find_method(method) != nullptr && !is_session_method(method); }
 
 bool is_session_method(std::string_view method) {
   return method == kSubscribeMethod || method == kUnsubscribeMethod;
 }
 
 bool is_receipted(std::string_view method) {
-  const MethodSpec* spec = find_spec(method);
+  const MethodParams* spec = find_method(method);
   return spec != nullptr && spec->receipted;
 }
 
@@ -262,7 +136,7 @@ Op to_op(Call call, const std::string& connection_id, std::string fallback_submi
 
 int rpc_code_for(std::string_view keel_code) {
   // Wrong values in the params are the client's mistake in the same sense as wrong types.
-  if (keel_code == codes::kInvalidArgument || keel_code == "input.invalid") return kInvalidParams;
+  if (keel_code == codes::kInvalidArgument || keel_code == codes::kInputInvalid) return kInvalidParams;
   return kCommandRejected;
 }
 

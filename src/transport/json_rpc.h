@@ -13,10 +13,13 @@
 //   - Every other AgentEvent becomes the notification {"jsonrpc":"2.0","method":"event","params":{type,
 //     threadId, seq, payload}}.
 //
-// Bad input earns a JSON-RPC error and never an exception: parse error -32700 (not JSON, invalid UTF-8),
-// invalid request -32600 (not an object, wrong `jsonrpc`, an id of the wrong type, an empty or too large
-// batch, a message over the size bound), method not found -32601, invalid params -32602 (a parameter of the
-// wrong type or a required one missing). Each carries keel's dotted code in `data.code`.
+// Bad input earns a JSON-RPC error and never an exception: parse error -32700 (not JSON, invalid UTF-8, a
+// repeated key), invalid request -32600 (not an object, wrong `jsonrpc`, an id of the wrong type, an empty or
+// too large batch, a message over the size bound, nesting deeper than kMaxJsonDepth: json.too_deep), method
+// not found -32601, invalid params -32602 (params that the protocol schema's `params.<method>` refuses:
+// wrong type, enum value or bound, a required one missing; transport/rpc_params.h). A null parameter that is
+// not required is dropped first. Each error carries keel's dotted code in `data.code`. The text is parsed by
+// keel's parse_json (util/canonical_json.h), which bounds nesting before it builds anything.
 #pragma once
 
 #include <cstddef>

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "transport/rpc_params.h"
+
 namespace keel::rpc {
 namespace {
 
@@ -95,6 +97,101 @@ TEST(JsonRpcTest, WrongParameterTypesAreInvalidParams) {
         R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"subscribe":"yes"}})"}) {
     EXPECT_EQ(only_error(parse_message(text, {}))["error"]["code"], kInvalidParams) << text;
   }
+}
+
+TEST(JsonRpcTest, NullOptionalParameterIsAbsentBeforeTheEngineSeesIt) {
+  // Issue 14, point 2: these aborted the server (the engine read the null as a bool or a string).
+  const Incoming init_in =
+      parse_message(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"subscribe":null}})", {});
+  const Call& init = only_call(init_in);
+  EXPECT_EQ(init.params, json::object());
+  const Incoming interrupt_in = parse_message(
+      R"({"jsonrpc":"2.0","id":2,"method":"turn.interrupt","params":{"threadId":"t","turnId":null}})", {});
+  const Call& interrupt = only_call(interrupt_in);
+  EXPECT_EQ(interrupt.params, (json{{"threadId", "t"}}));
+  const Incoming resume_in = parse_message(
+      R"({"jsonrpc":"2.0","id":3,"method":"run.resume","params":{"threadId":"t","runId":null,"clientId":null}})",
+      {});
+  const Call& resume = only_call(resume_in);
+  EXPECT_EQ(resume.params, (json{{"threadId", "t"}}));
+  EXPECT_FALSE(resume.client_id.has_value());
+  // A required parameter is not optional: null is the wrong type.
+  EXPECT_EQ(only_error(parse_message(
+                R"({"jsonrpc":"2.0","id":4,"method":"turn.interrupt","params":{"threadId":null}})", {}))["error"]["code"],
+            kInvalidParams);
+}
+
+// Issue 14, point 11: every value is checked against the schema before the engine (and so before a receipt
+// is written): a wrong enum value recorded under the submission id would refuse the corrected retry.
+TEST(JsonRpcTest, EnumValuesBoundsAndShapesAreCheckedAgainstTheSchema) {
+  for (const char* text : {
+           R"({"jsonrpc":"2.0","id":1,"method":"approval.response","params":{"submissionId":"s","threadId":"t","approvalId":"a","decision":"Accept"}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"run.resolveUncertain","params":{"submissionId":"s","threadId":"t","resolution":"later"}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"policy.setMode","params":{"submissionId":"s","mode":"yolo"}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"policy.addRule","params":{"submissionId":"s","scope":"local:","decision":"always"}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"policy.addRule","params":{"submissionId":"s","scope":"local:","decision":"allow","effects":"rw"}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":"t","input":"x","budgetTokens":0}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"run.resume","params":{"threadId":"t","additionalBudgetTokens":-5}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"turn.steer","params":{"submissionId":"s","threadId":"t","expectedTurnId":"u","input":"x","attachments":[{"nodeId":5}]}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"turn.steer","params":{"submissionId":"s","threadId":"t","expectedTurnId":"u","input":"x","attachments":[{"nodeId":"n","runId":"r"}]}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":""}})",
+           R"({"jsonrpc":"2.0","id":1,"method":"session.subscribe","params":{"threadIds":[1]}})"}) {
+    const json error = only_error(parse_message(text, {}));
+    EXPECT_EQ(error["error"]["code"], kInvalidParams) << text;
+    EXPECT_EQ(error["error"]["data"]["code"], "rpc.invalid_params") << text;
+  }
+  const json error = only_error(parse_message(
+      R"({"jsonrpc":"2.0","id":1,"method":"approval.response","params":{"submissionId":"s","threadId":"t","approvalId":"a","decision":"Accept"}})",
+      {}));
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("/decision"), std::string::npos) << error.dump();
+  const Incoming accepted_in = parse_message(
+      R"({"jsonrpc":"2.0","id":1,"method":"approval.response","params":{"submissionId":"s","threadId":"t","approvalId":"a","decision":"accept"}})",
+      {});
+  const Call& accepted = only_call(accepted_in);
+  EXPECT_EQ(accepted.params["decision"], "accept");
+}
+
+TEST(JsonRpcTest, MethodsAndReceiptsAreTheSchemasParamsDefinitions) {
+  const std::vector<std::string> names = method_names();
+  EXPECT_EQ(names.size(), 26u);
+  for (const std::string& name : names) {
+    EXPECT_TRUE(is_op_method(name) != is_session_method(name)) << name;
+  }
+  EXPECT_TRUE(is_receipted("turn.submit"));
+  EXPECT_TRUE(is_receipted("approval.response"));
+  EXPECT_FALSE(is_receipted("turn.interrupt"));
+  EXPECT_FALSE(is_receipted("thread.list"));
+  EXPECT_FALSE(is_op_method("turn.explode"));
+}
+
+// Issue 14, point 3: a 600 KB line of 100,000 nested objects killed the server (SIGSEGV).
+TEST(JsonRpcTest, NestingDeeperThanTheBoundIsRefusedWithJsonTooDeep) {
+  const size_t depth = 100000;
+  std::string nested;
+  for (size_t i = 0; i < depth; ++i) nested += "{\"a\":";
+  nested += "1";
+  nested += std::string(depth, '}');
+  const std::string text =
+      R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":"s","title":"t","x":)" + nested +
+      "}}";
+  const json error = only_error(parse_message(text, {}));
+  EXPECT_EQ(error["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(error["error"]["data"]["code"], "json.too_deep");
+  EXPECT_EQ(error["error"]["data"]["maxDepth"], 128);
+  // Just inside the bound is an ordinary request.
+  std::string fits;
+  for (int i = 0; i < 120; ++i) fits += "[";
+  fits += std::string(120, ']');
+  const Incoming call_in = parse_message(
+      R"({"jsonrpc":"2.0","id":2,"method":"thread.create","params":{"submissionId":"s","x":)" + fits + "}}", {});
+  const Call& call = only_call(call_in);
+  EXPECT_TRUE(call.params.contains("x"));
+}
+
+TEST(JsonRpcTest, RepeatedKeyIsAParseError) {
+  const json error =
+      only_error(parse_message(R"({"jsonrpc":"2.0","id":1,"method":"thread.list","method":"thread.read"})", {}));
+  EXPECT_EQ(error["error"]["code"], kParseError);
 }
 
 TEST(JsonRpcTest, OversizedMessageIsRefusedWithItsCode) {
