@@ -6,18 +6,20 @@
 
 #include <utility>
 
+#include "cli/cli_errors.h"
+
 namespace keel::cli {
 
 Result<termios> enter_raw_mode(int fd) {
   termios saved{};
-  if (::tcgetattr(fd, &saved) != 0) return fail("chat.no_terminal", "cannot read the terminal's settings");
+  if (::tcgetattr(fd, &saved) != 0) return fail(codes::kChatNoTerminal, "cannot read the terminal's settings");
   termios raw = saved;
   raw.c_iflag &= ~static_cast<tcflag_t>(BRKINT | ICRNL | INLCR | IGNCR | INPCK | ISTRIP | IXON);
   raw.c_lflag &= ~static_cast<tcflag_t>(ECHO | ICANON | IEXTEN | ISIG);
   raw.c_cc[VMIN] = 1;
   raw.c_cc[VTIME] = 0;
   if (::tcsetattr(fd, TCSANOW, &raw) != 0) {
-    return fail("chat.no_terminal", "cannot put the terminal in raw mode");
+    return fail(codes::kChatNoTerminal, "cannot put the terminal in raw mode");
   }
   return saved;
 }

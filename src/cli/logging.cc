@@ -8,6 +8,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_errors.h"
+
 namespace keel::cli {
 
 namespace {
@@ -58,7 +60,7 @@ Result<std::shared_ptr<spdlog::logger>> make_logger(const LogOptions& options) {
     try {
       sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file, /*truncate=*/false);
     } catch (const spdlog::spdlog_ex& error) {
-      return fail("log.open_failed", "cannot open the log file " + options.file + ": " + error.what());
+      return fail(codes::kLogOpenFailed, "cannot open the log file " + options.file + ": " + error.what());
     }
   }
   auto logger = std::make_shared<spdlog::logger>("keel", sink);
@@ -90,8 +92,10 @@ EventLogger::EventLogger(EngineTransport& transport, std::shared_ptr<spdlog::log
                 p.contains("tool") ? p["tool"].value("name", "") : "");
     } else if (event.type == "command.rejected") {
       const nlohmann::json& error = p.contains("error") ? p["error"] : nlohmann::json::object();
-      log->info("{} from {} refused: {}: {}", p.value("method", ""), p.value("clientId", ""),
-                error.value("code", ""), error.value("message", ""));
+      // `internal`: an op's handler failed (a bug the engine caught at its boundary): worth an error line.
+      log->log(error.value("code", "") == "internal" ? spdlog::level::err : spdlog::level::info,
+               "{} from {} refused: {}: {}", p.value("method", ""), p.value("clientId", ""),
+               error.value("code", ""), error.value("message", ""));
     } else if (event.type == "command.ack") {
       log->debug("{} from {} accepted", p.value("method", ""), p.value("clientId", ""));
     }

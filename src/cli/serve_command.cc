@@ -11,7 +11,9 @@
 #include <mutex>
 #include <ostream>
 
+#include "cli/cli_errors.h"
 #include "cli/commands.h"
+#include "keel/error_codes.h"
 #include "cli/engine_host.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
@@ -43,12 +45,12 @@ std::string new_token() {
 Result<void> write_private_file(const fs::path& path, const std::string& text) {
   const fs::path temporary = path.string() + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return fail("serve.token_file", "cannot write " + path.string() + ": " + std::strerror(errno));
+  if (fd < 0) return fail(codes::kServeTokenFile, "cannot write " + path.string() + ": " + std::strerror(errno));
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::fsync(fd);
   ::close(fd);
   if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    return fail("serve.token_file", "cannot write " + path.string());
+    return fail(codes::kServeTokenFile, "cannot write " + path.string());
   }
   return {};
 }
@@ -63,25 +65,25 @@ Result<std::string> token_from_file(const fs::path& path) {
     return token;
   }
   if ((info.st_mode & 077) != 0) {
-    return fail("serve.token_file", path.string() + " is readable by others; chmod 600 it");
+    return fail(codes::kServeTokenFile, path.string() + " is readable by others; chmod 600 it");
   }
   std::ifstream in(path);
   std::string token;
   std::getline(in, token);
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.size() < 16) return fail("serve.token_file", path.string() + " holds no token of 16 or more characters");
+  if (token.size() < 16) return fail(codes::kServeTokenFile, path.string() + " holds no token of 16 or more characters");
   return token;
 }
 
 Result<std::pair<std::string, uint16_t>> parse_listen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return fail("invalid_argument", "--listen takes HOST:PORT, e.g. 127.0.0.1:7777");
+  if (colon == std::string::npos) return fail(codes::kInvalidArgument, "--listen takes HOST:PORT, e.g. 127.0.0.1:7777");
   const std::string host = listen.substr(0, colon);
   const std::string port_text = listen.substr(colon + 1);
   char* end = nullptr;
   const long port = std::strtol(port_text.c_str(), &end, 10);
   if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
-    return fail("invalid_argument", "--listen: '" + port_text + "' is not a port");
+    return fail(codes::kInvalidArgument, "--listen: '" + port_text + "' is not a port");
   }
   return std::pair{host, static_cast<uint16_t>(port)};
 }
