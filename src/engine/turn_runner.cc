@@ -761,7 +761,8 @@ asio::awaitable<bool> TurnRunner::step() {
     AssistantMessageBody body{
         .content = {}, .stop_reason = AssistantStopReason::kError, .provider_stop_reason = "protocol_error"};
     ContentBlock said;
-    said.text = assembler.partial_text();
+    said.text = utf8_sanitized(assembler.partial_text());
+    said.text.resize(utf8_prefix_length(said.text, kMaxReplyBytes));
     if (!said.text.empty()) body.content.push_back(std::move(said));
     std::optional<NewNode> node;
     if (auto encoded = encode_assistant_message(body)) {
@@ -1436,7 +1437,8 @@ asio::awaitable<void> TurnRunner::finish_interrupted(std::string partial_text,
     if (!partial_text.empty()) {
       // What the model had said before the interrupt stays in the history, marked as cut short.
       ContentBlock said;
-      said.text = std::move(partial_text);
+      said.text = utf8_sanitized(std::move(partial_text));
+      said.text.resize(utf8_prefix_length(said.text, kMaxReplyBytes));
       auto body =
           KEEL_TRY(encode_assistant_message(AssistantMessageBody{.content = {std::move(said)},
                                                                  .stop_reason = AssistantStopReason::kEnd,
