@@ -73,4 +73,13 @@ inline constexpr char kPolicyBadMode[] = "policy.bad_mode";
 inline constexpr char kPolicyNoSite[] = "policy.no_site";
 inline constexpr char kPolicyRuleNotFound[] = "policy.rule_not_found";
 
+// engine: what a turn cannot store (issue 14; docs/protocol.md, Events)
+// A reply larger than a turn keeps: the turn ends with it, no call of the reply runs.
+inline constexpr char kProviderReplyTooLarge[] = "provider.reply_too_large";
+// A call's arguments larger than a call may carry: its result, the call does not run.
+inline constexpr char kToolArgumentsTooLarge[] = "tool.arguments_too_large";
+// A turn of the thread could not record its end, not even as failed: the thread refuses new work until a
+// restart recovers the run.
+inline constexpr char kTurnUnpersisted[] = "turn.unpersisted";
+
 }  // namespace keel::codes

@@ -23,6 +23,9 @@ namespace keel::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitSetup = 2;  // bad arguments, configuration, store, model binding
+// keel serve: the store refuses writes for good (a failed sync, e.g. a full disk); a supervisor should
+// restart keel, whose recovery continues from what was synced. EX_TEMPFAIL of sysexits.h.
+inline constexpr int kExitStoreFailed = 75;
 
 // What every command gets from main().
 struct CommandContext {

@@ -20,6 +20,7 @@
 #include "providers/http/http_client.h"
 #include "tools/builtin/builtin_tools.h"
 #include "transport/direct_transport.h"
+#include "util/fail_points.h"
 #include "util/thread_scheduler.h"
 
 namespace keel::cli {
@@ -71,7 +72,7 @@ StoreHandle::~StoreHandle() {
   if (lock_fd >= 0) ::close(lock_fd);
 }
 
-Result<StoreHandle> open_store(const config::Config& config, bool exclusive) {
+Result<StoreHandle> open_store(const config::Config& config, bool exclusive, FailPoints* fail_points) {
   std::error_code ec;
   if (config.store_path.has_parent_path()) fs::create_directories(config.store_path.parent_path(), ec);
   if (ec) {
@@ -83,6 +84,7 @@ Result<StoreHandle> open_store(const config::Config& config, bool exclusive) {
   SqliteStoreOptions options;
   options.path = config.store_path.string();
   options.synchronous = config.durability;
+  options.fail_points = fail_points;
   handle.store = KEEL_TRY(open_sqlite_store(options));
   return handle;
 }
@@ -99,7 +101,10 @@ class EngineHost::Impl {
                   "no model is configured: set default_model in a config file (docs/configuration.md), or pass "
                   "--model; `keel demo` runs without one");
     }
-    store_ = KEEL_TRY(open_store(config, /*exclusive=*/true));
+    // End-to-end tests fail the store on purpose (a full disk) through KEEL_FAILPOINTS; nothing is armed
+    // without it, or in a build without fail points.
+    KEEL_TRY(fail_points_.arm_from_env());
+    store_ = KEEL_TRY(open_store(config, /*exclusive=*/true, &fail_points_));
     // Stored credentials need the master key; without one, environment-variable keys still work.
     if (auto key = config::MasterKey::load_or_create(config.master_key_file)) {
       vault_ = std::make_unique<config::CredentialVault>(std::move(*key), clock_);
@@ -128,6 +133,7 @@ class EngineHost::Impl {
     engine_options.compaction.enabled = config.compaction.enabled;
     engine_options.compaction.threshold = config.compaction.threshold;
     engine_options.recover_on_start = !options_.defer_recovery;
+    engine_options.on_store_failed = options_.on_store_failed;
     EngineDeps engine_deps;
     engine_deps.store = store_.store.get();
     engine_deps.provider = model_.provider.get();
@@ -136,12 +142,14 @@ class EngineHost::Impl {
     engine_deps.gatekeeper = gatekeeper_.get();
     engine_deps.clock = &clock_;
     engine_deps.ids = &ids_;
+    engine_deps.fail_points = &fail_points_;
     engine_ = std::make_unique<EngineCore>(engine_deps, std::move(engine_options));
     transport_ = std::make_unique<DirectTransport>(*engine_);
     return {};
   }
 
   HostOptions options_;
+  FailPoints fail_points_;  // before the store, which uses it
   SystemClock clock_;
   UuidV7Source ids_{clock_};
   StoreHandle store_;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <functional>
 #include <fstream>
 #include <mutex>
 #include <ostream>
@@ -99,8 +100,22 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   // Recovery waits until the event log and (over stdio) the client are subscribed, so that they see a
   // recovered turn from its turn.start {recovered: true} on (a WebSocket client connects later and learns of
   // it from initialize's `unfinished`).
+  // Shared with the engine's store-failure callback, which may come from any engine thread.
+  std::mutex mu;
+  std::condition_variable cv;
+  int stop_signal = 0;
+  bool store_failed = false;
+  std::function<void()> stop_server;  // stdio: stops the server's run()
   HostOptions host_options{
       .config = context.config, .model_name = options.model, .workspace = options.workspace, .defer_recovery = true};
+  // A poisoned store refuses every write until reopened: rather than run on refusing everything, the
+  // server stops (the engine has ended the running turns) and exits with kExitStoreFailed for a supervisor.
+  host_options.on_store_failed = [&] {
+    std::lock_guard<std::mutex> guard(mu);
+    store_failed = true;
+    if (stop_server) stop_server();
+    cv.notify_all();
+  };
   auto host = EngineHost::open(std::move(host_options));
   if (!host) {
     log.error("cannot start: {}", host.error().to_string());
@@ -111,9 +126,13 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   log.info("engine on {} with model {} ({})", context.config.store_path.string(), (*host)->model_name(),
            (*host)->model_id());
 
-  std::mutex mu;
-  std::condition_variable cv;
-  int stop_signal = 0;
+  const auto stopped_for_store = [&] {
+    log.error("the store refuses writes (a failed sync: is the disk full?); exiting with {} so that keel is "
+              "restarted and recovers what was synced", kExitStoreFailed);
+    *context.err << "keel serve: the store refuses writes (a failed sync: is the disk full?); exiting with "
+                 << kExitStoreFailed << "\n";
+    return kExitStoreFailed;
+  };
 
   if (options.stdio) {
     StdioServer server((*host)->transport(), STDIN_FILENO, STDOUT_FILENO);
@@ -121,10 +140,18 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
       log.info("signal {}: stopping", signal_number);
       server.stop();
     });
+    {
+      std::lock_guard<std::mutex> guard(mu);
+      stop_server = [&server] { server.stop(); };
+      if (store_failed) server.stop();
+    }
     log.info("serving JSON-RPC on stdio");
     (*host)->start_recovery();
     const std::string why = server.run();
     log.info("stdio session ended: {}", why);
+    std::lock_guard<std::mutex> guard(mu);
+    stop_server = nullptr;
+    if (store_failed) return stopped_for_store();
     return why == "io_error" ? kExitFailed : kExitOk;
   }
 
@@ -175,10 +202,12 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
       cv.notify_all();
     });
     std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return stop_signal != 0; });
+    cv.wait(lock, [&] { return stop_signal != 0 || store_failed; });
   }
-  log.info("signal {}: stopping", stop_signal);
   (*server)->stop();
+  std::lock_guard<std::mutex> guard(mu);
+  if (stop_signal == 0) return stopped_for_store();
+  log.info("signal {}: stopping", stop_signal);
   return kExitOk;
 }
 

@@ -158,6 +158,31 @@ EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
   if (options_.recover_on_start) recover();
 }
 
+void EngineCore::Impl::stop_for_store_failure() {
+  if (store_failed_.exchange(true)) return;
+  // Every later turn starts cancelled, queues do not advance, held waits stay in the store for the next start.
+  shutdown_.cancel("the store refuses writes");
+  {
+    std::lock_guard<std::mutex> guard(actors_mu_);
+    for (auto& [id, actor] : actors_) {
+      asio::post(actor->strand, [actor] {
+        if (actor->active) actor->active->cancel.cancel("the store refuses writes");
+      });
+    }
+  }
+  report_store_failure_when_idle();
+}
+
+void EngineCore::Impl::report_store_failure_when_idle() {
+  if (!store_failed_.load()) return;
+  {
+    std::lock_guard<std::mutex> guard(running_mu_);
+    if (running_ != 0) return;
+  }
+  if (store_failure_reported_.exchange(true)) return;
+  if (options_.on_store_failed) options_.on_store_failed();
+}
+
 EngineCore::Impl::~Impl() {
   // Interrupt every turn and task, let each write its terminal state, then stop the threads.
   shutdown_.cancel("the engine is shutting down");
@@ -198,6 +223,7 @@ void EngineCore::Impl::ack(const Op& op, const std::string& thread_id, json resu
 }
 
 void EngineCore::Impl::reject(const Op& op, const std::string& thread_id, const Error& error) {
+  check_store();  // a command refused because the store is poisoned stops the engine too
   publish("command.rejected", thread_id,
           {{"clientId", op.client_id},
            {"submissionId", op.submission_id},
@@ -296,6 +322,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   // A duplicate submission replays its first answer whatever the thread does now (spec §5.1): the turn
   // it started may still run or wait, and the state checks below would refuse the duplicate instead.
   if (replay_receipt(actor->thread_id, op)) return;
+  if (actor->stranded && method != "turn.interrupt") return reject(op, actor->thread_id, *actor->stranded);
   if (actor->waiting && !allowed_while_waiting(method)) {
     return reject(op, actor->thread_id,
                   Error(codes::kThreadWaiting,
@@ -569,6 +596,11 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
                                             : runs_.get(tx, run_id));
     if (run.thread_id != thread_id)
       return fail(codes::kRunNotFound, "run " + run.id + " is not on this thread");
+    // Only the thread's latest run continues: an older one would append to a history that went on without it.
+    if (auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id)); latest && latest->id != run.id) {
+      return fail(codes::kRunNotResumable, "run " + run.id + " is not the thread's latest run (" + latest->id +
+                                               "); only the latest run can be resumed");
+    }
     if (run.state != RunState::kBudgetPaused && run.state != RunState::kInterrupted) {
       return fail(codes::kRunNotResumable, "run " + run.id + " is " + std::string(to_string(run.state)) +
                                                "; only a budget-paused or interrupted run can be resumed");
@@ -616,7 +648,7 @@ void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, 
   actor->active.reset();
   // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,
   // a failure or an uncertain pause the queue holds until the user resumes the run or starts it.
-  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled()) advance_queue(actor);
+  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled() && !actor->stranded) advance_queue(actor);
   leave_running();  // after advance_queue: a started turn is counted before this one is let go
 }
 

@@ -79,6 +79,12 @@ struct EngineOptions {
   // host must call recover() before it submits the first op (a thread whose run is not taken up yet looks
   // idle).
   bool recover_on_start = true;
+  // Called once, on an engine thread, when the store has refused a write because it is poisoned (a failed
+  // sync or commit, e.g. a full disk: it refuses every write until it is reopened), after every running
+  // turn ended with an error event. The engine starts no turn from then on; the host should exit so that
+  // a supervisor restarts it and recovery continues from what was synced (keel serve exits with 75).
+  // Must return quickly and must not destroy the engine.
+  std::function<void()> on_store_failed;
 };
 
 // Everything the engine uses but does not own. All must outlive the engine.

@@ -49,6 +49,9 @@ struct HeldWait {
   std::string kind;                      // "approval" | "interaction"
   std::string id;                        // the approval's or the interaction's
   std::unique_ptr<ScheduledTask> timer;  // a timer interaction's, while armed
+  // The registry generation the waiting run is bound to (spec §4): a person's answer is checked by, and the
+  // continuation binds, the tool of this generation, never one looked up by name in the live registry.
+  std::shared_ptr<const ToolRegistryGeneration> tools;
 };
 
 // Owns one thread's serial execution. Every member is touched only on `strand`.
@@ -60,6 +63,10 @@ class ThreadActor {
   SessionContextBuilder context;
   std::optional<ActiveTurn> active;
   std::optional<HeldWait> waiting;  // set only while `active` is, and no runner is alive
+  // A turn of this thread could not record its end, not even as failed (the store refuses writes): its run
+  // keeps its last persisted state, which recovery continues after a restart. Until then the thread
+  // refuses new work with this error (turn.unpersisted), so nothing is built on top of that run.
+  std::optional<Error> stranded;
   // Shared with steer admissions, which do not run on the strand.
   std::shared_ptr<AdmissionGate> gate = std::make_shared<AdmissionGate>();
 };
@@ -99,12 +106,23 @@ class EngineCore::Impl final {
   template <typename F>
   auto write(F&& body) -> decltype(body(std::declval<Transaction&>())) {
     auto tx = store().begin(TxMode::kWrite);
-    if (!tx) return std::unexpected((std::move(tx)).error());
+    if (!tx) {
+      check_store();
+      return std::unexpected((std::move(tx)).error());
+    }
     auto result = body(**tx);
     if (!result) return result;
     auto committed = (*tx)->commit();
-    if (!committed) return std::unexpected(std::move(committed).error());
+    if (!committed) {
+      check_store();
+      return std::unexpected(std::move(committed).error());
+    }
     return result;
+  }
+  // After a failed write: when the store is poisoned (a failed sync, e.g. a full disk; keel/store.h) it
+  // refuses every write until reopened, so the engine stops (stop_for_store_failure). Any thread.
+  void check_store() {
+    if (store().poisoned()) stop_for_store_failure();
   }
 
   // A named crash point of the engine (EngineDeps::fail_points); an armed error action is ignored here.
@@ -212,7 +230,8 @@ class EngineCore::Impl final {
   std::once_flag recovered_;
   void restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
   // The run is the thread's active turn again and a continuation runner picks it up.
-  void continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
+  void continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,
+                          std::shared_ptr<const ToolRegistryGeneration> generation);
   // run.resolveUncertain {threadId, runId?, resolution: retry | mark_done | fail}.
   void resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   // Every run that has not finished (for initialize: a front end offers "continue").
@@ -267,19 +286,35 @@ class EngineCore::Impl final {
     ++running_;
   }
   void leave_running() {
+    bool idle = false;
     {
       std::lock_guard<std::mutex> guard(running_mu_);
-      --running_;
+      idle = --running_ == 0;
     }
     running_cv_.notify_all();
+    if (idle) report_store_failure_when_idle();
   }
+  // The store refuses writes for good: every running turn is interrupted (each then ends with an error
+  // event: its end cannot be written), no turn starts any more, and once none runs
+  // EngineOptions::on_store_failed is called, once. Idempotent; any thread.
+  void stop_for_store_failure();
+
+ private:
+  void report_store_failure_when_idle();
+  std::atomic<bool> store_failed_{false};
+  std::atomic<bool> store_failure_reported_{false};
+
+ public:
   CancellationToken shutdown_token() const { return shutdown_.token(); }
 };
 
 // Spawns the turn loop of `run` on the actor's strand (engine/turn_runner.cc).
 // `continuing`: the run continues after a durable wait (TurnRunner's continuation).
+// `generation`: the registry generation the caller verified or classified the run with (recovery, a held
+// wait); the runner verifies and binds with it. Null: the runner takes the current one, once.
 void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
-                       CancellationToken cancel, bool continuing = false);
+                       CancellationToken cancel, bool continuing = false,
+                       std::shared_ptr<const ToolRegistryGeneration> generation = nullptr);
 // Spawns best-effort title generation for a thread's first turn.
 void spawn_title_task(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string first_input);
 

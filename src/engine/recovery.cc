@@ -66,13 +66,24 @@ void EngineCore::Impl::recover_runs() {
     auto run = runs_.get(**tx, id);
     if (!run) {
       damaged.emplace_back(id, "the run's row cannot be read (" + run.error().to_string() + ")");
-    } else {
-      runs.push_back(std::move(*run));
+      continue;
     }
+    // A run left unfinished under a newer turn of its thread (an earlier keel let the thread go on after
+    // the run's end failed to be written) is failed, never continued: continuing it would append its
+    // calls, results or an approved write after the newer history.
+    auto latest = runs_.latest_for_thread(**tx, run->thread_id);
+    if (latest && *latest && (*latest)->id != run->id) {
+      damaged.emplace_back(id, "the run was left unfinished and its thread has a newer turn (" +
+                                   (*latest)->turn_id + "); it is not continued into that history");
+      continue;
+    }
+    runs.push_back(std::move(*run));
   }
   (void)(*tx)->commit();
   // A damaged run fails with the reason; the others recover as usual.
   for (const auto& [id, why] : damaged) {
+    // A wait of a failed run is not asked again (resend_waits lists waiting runs only) and its answer is
+    // refused as expired.
     (void)write([&](Transaction& wtx) { return runs_.mark_damaged(wtx, id, "recovery: " + why); });
   }
   for (RunRecord& run : runs) {
@@ -95,9 +106,12 @@ void EngineCore::Impl::recover_runs() {
 
 void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
   if (actor->active) return;
+  // One generation for classifying the dispatched call, verifying the run's environment and binding its
+  // tools (spec §4): the continuation runner gets this one, not whatever the registry holds by then.
+  std::shared_ptr<const ToolRegistryGeneration> generation = deps_.tools->snapshot();
   const json pending = run.pending_tool.value_or(json::object());
   if (is_dispatch(pending)) {
-    const RegisteredTool* tool = deps_.tools->snapshot()->find(pending.value("name", ""));
+    const RegisteredTool* tool = generation->find(pending.value("name", ""));
     // A tool that is gone cannot say it is safe to repeat: treat it as never-retry.
     const ToolRecovery recovery = tool ? tool->descriptor->recovery : ToolRecovery::kNeverRetry;
     if (recovery == ToolRecovery::kNeverRetry) {
@@ -135,10 +149,11 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
     }
     // retry-safe: the continuation runs the call again.
   }
-  continue_recovered(actor, run);
+  continue_recovered(actor, run, std::move(generation));
 }
 
-void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
+void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,
+                                          std::shared_ptr<const ToolRegistryGeneration> generation) {
   actor->active.emplace();
   actor->active->turn_id = run.turn_id;
   actor->active->run_id = run.id;
@@ -150,7 +165,7 @@ void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& ac
   CancellationToken cancel = actor->active->cancel.token();
   if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
   enter_running();
-  spawn_turn_runner(*this, actor, run, std::move(cancel), /*continuing=*/true);
+  spawn_turn_runner(*this, actor, run, std::move(cancel), /*continuing=*/true, std::move(generation));
 }
 
 void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
@@ -211,7 +226,7 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
   if (outcome->replayed || !resolved) return;
   publish("run.updated", thread_id,
           {{"runId", resolved->id}, {"state", to_string(resolved->state)}, {"revision", resolved->revision}});
-  continue_recovered(actor, *resolved);
+  continue_recovered(actor, *resolved, deps_.tools->snapshot());
 }
 
 json EngineCore::Impl::unfinished_runs() {

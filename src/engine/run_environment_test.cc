@@ -146,5 +146,101 @@ TEST_F(RunEnvironmentTest, AVersion1SnapshotWithoutTrustAndProvenanceIsCompleted
             std::string::npos);
 }
 
+// ---- through the engine (issue 14, point 7) ----
+
+using testing::EngineHarness;
+using testing::ScriptedResponse;
+
+TEST(RunEnvironmentEngineTest, ResumingAnInterruptedRunAfterTheTransportChangedFailsWithEnvironmentDrift) {
+  EngineHarness h;
+  h.provider.push(ScriptedResponse::stall());
+  h.start();
+  const std::string thread = h.create_thread();
+  AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  ASSERT_EQ(ack.type, "command.ack");
+  const std::string run_id = ack.payload["result"]["runId"];
+  ASSERT_TRUE(h.log.wait_until([&](const auto&) { return h.provider.requests().size() == 1; }));
+  h.request("turn.interrupt", {{"threadId", thread}});
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
+  h.stop();
+  h.engine_options().transport.base_url = "https://another-endpoint.example/v1";
+  h.provider.push(ScriptedResponse::text("continued against the new provider"));
+  h.start();
+  AgentEvent resumed = h.request("run.resume", {{"threadId", thread}, {"runId", run_id}});
+  ASSERT_EQ(resumed.type, "command.ack") << resumed.payload.dump();
+  const AgentEvent complete = h.wait_complete(thread, 2);
+  EXPECT_EQ(complete.payload["stopReason"], "error");
+  EXPECT_EQ(complete.payload["error"]["code"], codes::kEnvironmentDrift) << complete.payload.dump();
+  EXPECT_EQ(h.run(run_id).state, RunState::kFailed);
+  EXPECT_EQ(h.provider.requests().size(), 1u) << "the run continued against the new provider";
+}
+
+TEST(RunEnvironmentEngineTest, OnlyTheThreadsLatestRunCanBeResumed) {
+  EngineHarness h;
+  h.provider.push(ScriptedResponse::stall());
+  h.start();
+  const std::string thread = h.create_thread();
+  AgentEvent ack = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  const std::string old_run = ack.payload["result"]["runId"];
+  ASSERT_TRUE(h.log.wait_until([&](const auto&) { return h.provider.requests().size() == 1; }));
+  h.request("turn.interrupt", {{"threadId", thread}});
+  h.wait_complete(thread, 1);
+  h.provider.push(ScriptedResponse::text("a newer turn"));
+  h.run_turn(thread, "newer");
+  AgentEvent resumed = h.request("run.resume", {{"threadId", thread}, {"runId", old_run}});
+  EXPECT_EQ(resumed.type, "command.rejected");
+  EXPECT_EQ(resumed.payload["error"]["code"], codes::kRunNotResumable);
+}
+
+// An ask tool whose version says who judged and completed the answer.
+class VersionedAskTool final : public AgentTool {
+ public:
+  VersionedAskTool(std::string version, bool accepts)
+      : spec_(testing::simple_spec("ask")), version_(std::move(version)), accepts_(accepts) {}
+  const ToolSpec& spec() const override { return spec_; }
+  void execute(ToolCallContext, json, std::function<void(Result<ToolResult>)> done) override {
+    done(text_result("not an interaction"));
+  }
+  std::optional<InteractionPlan> plan_interaction(const json&) const override {
+    return InteractionPlan{.kind = "ask_user", .request = {{"question", "which?"}}};
+  }
+  Result<void> check_response(const json&, const json&) const override {
+    if (!accepts_) return fail(codes::kInvalidArgument, "version " + version_ + " refuses every answer");
+    return {};
+  }
+  ToolResult complete_interaction(const json&, const json& response) const override {
+    return text_result("completed by " + version_ + ": " + response.value("answer", ""));
+  }
+
+ private:
+  ToolSpec spec_;
+  std::string version_;
+  bool accepts_;
+};
+
+TEST(RunEnvironmentEngineTest, AnAnswerIsJudgedAndCompletedByTheToolTheWaitingRunIsBoundTo) {
+  EngineHarness h;
+  ASSERT_TRUE(h.tools.register_tool(std::make_shared<VersionedAskTool>("v1", true)));
+  h.provider.push(ScriptedResponse::tool_calls({{"c1", "ask", "{}"}}));
+  h.provider.push(ScriptedResponse::text("done"));
+  h.start();
+  const std::string thread = h.create_thread();
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "go"}}).type, "command.ack");
+  const AgentEvent asked = h.wait_event(thread, "interaction.request");
+  // An MCP reconnect, say, replaces the implementation under the same name and descriptor meanwhile.
+  ASSERT_TRUE(h.tools.unregister_tool("ask"));
+  ASSERT_TRUE(h.tools.register_tool(std::make_shared<VersionedAskTool>("v2", false)));
+  const AgentEvent answered = h.request("interaction.response", {{"threadId", thread},
+                                                                 {"interactionId", asked.payload["interactionId"]},
+                                                                 {"response", {{"answer", "left"}}}});
+  ASSERT_EQ(answered.type, "command.ack") << answered.payload.dump();
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+  std::string result;
+  for (const NodeRecord& node : h.path(thread)) {
+    if (node.kind == NodeKind::kToolResult) result = node.body["content"][0].value("text", "");
+  }
+  EXPECT_EQ(result, "completed by v1: left");
+}
+
 }  // namespace
 }  // namespace keel

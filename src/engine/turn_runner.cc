@@ -29,6 +29,7 @@
 #include "engine/wait_records.h"
 #include "store/node_body.h"
 #include "util/canonical_json.h"
+#include "util/utf8.h"
 
 namespace keel {
 
@@ -41,6 +42,13 @@ constexpr int kFailuresBeforeReminder = 3;
 constexpr int kFailuresBeforeToolsOff = 5;
 // Events a runner may hold back while its input keeps coming (see flush_before_waiting).
 constexpr size_t kMaxEventsHeldBack = 64;
+// What one reply and one call's arguments may take, so that their nodes fit the store's 4 MiB node limit
+// with room for the rest of the body. A larger reply ends the turn with provider.reply_too_large; larger
+// arguments get the result tool.arguments_too_large and the call does not run.
+constexpr size_t kMaxReplyBytes = 3 * 1024 * 1024;
+constexpr size_t kMaxToolArgumentsBytes = 2 * 1024 * 1024;
+// How much of a refused reply or of unusable arguments is kept for the record.
+constexpr size_t kKeptPrefixBytes = 64 * 1024;
 
 const char kReminderText[] =
     "The last 3 tool calls failed. Step back: re-read what the tools returned and change your approach "
@@ -115,6 +123,43 @@ AssistantStopReason assistant_reason(StopReason reason) {
   return AssistantStopReason::kError;
 }
 
+size_t reply_bytes(const AssembledResponse& response) {
+  size_t bytes = 0;
+  for (const ContentBlock& block : response.content) bytes += block.text.size() + block.data_base64.size();
+  return bytes;
+}
+
+// Makes a reply storable (issue 14): text that is not valid UTF-8 gets U+FFFD, provider extras lose what
+// canonical JSON cannot encode. A reply larger than kMaxReplyBytes is refused: the result is the body to keep
+// for the record (its beginning, marked), nullopt when the reply may be written as it is.
+std::optional<AssistantMessageBody> bound_reply(AssembledResponse& response) {
+  for (ContentBlock& block : response.content) {
+    block.text = utf8_sanitized(std::move(block.text));
+    if (!block.provider_data.is_null()) block.provider_data = storable_json(std::move(block.provider_data));
+  }
+  response.provider_stop_reason = utf8_sanitized(std::move(response.provider_stop_reason));
+  if (reply_bytes(response) <= kMaxReplyBytes) return std::nullopt;
+  AssistantMessageBody kept{.content = {},
+                            .stop_reason = AssistantStopReason::kError,
+                            .provider_stop_reason = "reply_too_large"};
+  size_t budget = kKeptPrefixBytes;
+  for (const ContentBlock& block : response.content) {
+    if (block.kind != ContentBlock::Kind::kText || budget == 0) continue;
+    ContentBlock part;
+    part.text = block.text.substr(0, utf8_prefix_length(block.text, budget));
+    budget -= part.text.size();
+    kept.content.push_back(std::move(part));
+  }
+  ContentBlock marker;
+  marker.text = "\n[keel: the reply was too large to keep; only its beginning is shown]";
+  kept.content.push_back(std::move(marker));
+  return kept;
+}
+
+// JSON as text for a message: bytes that are not UTF-8 (a file name from the disk) are shown as U+FFFD
+// instead of throwing.
+std::string shown_json(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 json node_json(const NodeRecord& node) {
   return {{"id", node.id}, {"kind", to_string(node.kind)}, {"body", node.body}};
 }
@@ -146,14 +191,21 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
  public:
   // `continuing`: the run waited durably (an approval or an interaction) and its wait was settled or
   // withdrawn; the runner first finishes the calls of its last response, then goes on with the loop.
+  // `generation`: the tool registry generation the caller already took (recovery, a held wait), which the
+  // runner verifies the run's environment against and binds its tools from; null = the current one.
   TurnRunner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
-             CancellationToken cancel, bool continuing)
+             CancellationToken cancel, bool continuing,
+             std::shared_ptr<const ToolRegistryGeneration> generation)
       : engine_(engine),
         actor_(std::move(actor)),
         run_(std::move(run)),
         cancel_(std::move(cancel)),
-        continuing_(continuing) {}
+        continuing_(continuing),
+        generation_(std::move(generation)) {}
 
+  // Runs the turn to its end. Whatever fails inside — a write the store refuses, an exception — the turn
+  // ends: failed with the reason when that can be written, otherwise visibly unpersisted with its thread
+  // taking no new work (end_after_failure).
   asio::awaitable<void> run();
   // The run's state as this runner last wrote it.
   RunState state() const { return run_.state; }
@@ -253,6 +305,7 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
     publish_nodes(written.first);
   }
   void answered(const std::string& tool_call_id) {
+    if (in_flight_call_ == tool_call_id) in_flight_call_.reset();
     std::erase_if(unanswered_, [&](const PlannedCall& call) { return call.tool_call_id == tool_call_id; });
   }
   // Results for every call whose tool_call committed without one, so every provider accepts the history.
@@ -288,7 +341,16 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   asio::awaitable<bool> compact(int64_t tokens_before);
   asio::awaitable<void> finish_interrupted(std::string partial_text,
                                            std::optional<std::string> in_flight_call_id);
+  // A write of the turn failed: the runner stops admitting and unwinds (each caller returns "ended"); run()
+  // then ends the turn with this error (the first one).
   void report_unpersisted(const Error& error);
+  // The single ending path after a failed write or an exception (issue 14): the turn ends failed with
+  // `cause` (open calls answered, ACKed steers kept); when even that cannot be written, nothing of the end
+  // is persisted, so the run keeps its last persisted state for recovery after a restart, the thread is
+  // stranded (it refuses new work: turn.unpersisted) so nothing is built on top of it, and clients get
+  // turn.complete{stopReason: "error", persisted: false}.
+  asio::awaitable<void> end_after_failure(Error cause);
+  asio::awaitable<void> run_turn();
   // After the terminal transaction of an early end: its nodes, the run's state, then turn.complete (or,
   // when the store refused it, run.updated{persisted: false}).
   void end_turn(Result<std::pair<std::vector<NodeRecord>, RunRecord>> written, const std::string& stop_reason,
@@ -324,6 +386,13 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // continue the cached path clears this and the next request builds from the store.
   bool context_current_ = false;
   const bool continuing_ = false;
+  // The one registry generation the run's environment is verified against and its tools are bound from.
+  std::shared_ptr<const ToolRegistryGeneration> generation_;
+  // The first write of the turn the store refused; run() ends the turn with it.
+  std::optional<Error> failed_write_;
+  // The call whose tool is running or whose result is not written yet (a failed write answers it as
+  // "may have partly run").
+  std::optional<std::string> in_flight_call_;
   // What the run executes with: its environment snapshot's model settings and tools (the engine's current
   // options for a run that has none).
   ModelSettings model_;
@@ -336,7 +405,7 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
 std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
   const ModelSettings& model = model_;
   if (!model.tool_use) return ToolRegistry::empty_generation();  // no schema is sent at all
-  auto generation = engine_.deps().tools->snapshot();
+  std::shared_ptr<const ToolRegistryGeneration> generation = generation_;
   if (snapshot_tools_) {
     // The run's catalog, from the current generation (recovery verified that the two agree).
     std::unordered_set<std::string> names(snapshot_tools_->begin(), snapshot_tools_->end());
@@ -382,8 +451,9 @@ std::vector<PlannedCall> TurnRunner::plan_calls(const AssembledResponse& respons
     PlannedCall planned;
     planned.call_node_id = new_id();
     planned.result_node_id = new_id();
-    planned.original_id = call.provider_id;
-    planned.name = call.name;
+    // Whatever the provider sent must be storable: bad UTF-8 becomes U+FFFD (the name then matches no tool).
+    planned.original_id = utf8_sanitized(call.provider_id);
+    planned.name = utf8_sanitized(call.name);
     planned.arguments_text = call.arguments_text;
     // Spec §2: an empty id, or one the thread's history already has, gets a thread-unique replacement
     // before it is persisted.
@@ -395,15 +465,25 @@ std::vector<PlannedCall> TurnRunner::plan_calls(const AssembledResponse& respons
     in_response.insert(planned.tool_call_id);
     std::string_view text = call.arguments_text;
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) text = "{}";
+    const std::string shown = utf8_sanitized(call.arguments_text.substr(0, utf8_prefix_length(call.arguments_text, 200)));
+    if (call.arguments_text.size() > kMaxToolArgumentsBytes) {
+      planned.argument_error =
+          Error(codes::kToolArgumentsTooLarge,
+                "the arguments take " + std::to_string(call.arguments_text.size()) + " bytes, more than the " +
+                    std::to_string(kMaxToolArgumentsBytes) + " a call may carry; the call was not run. Split the "
+                    "work into smaller calls. They began: " + shown);
+      planned.arguments_text.resize(utf8_prefix_length(planned.arguments_text, kKeptPrefixBytes));
+      calls.push_back(std::move(planned));
+      continue;
+    }
     auto parsed = parse_json(text);
     if (!parsed) {
       planned.argument_error = Error(codes::kToolArgumentsNotJson,
                                      "the arguments are not valid JSON (" + parsed.error().message() +
-                                         "): " + call.arguments_text.substr(0, 200));
+                                         "): " + shown);
     } else if (!parsed->is_object()) {
       planned.argument_error =
-          Error(codes::kToolArgumentsNotJson,
-                "the arguments must be a JSON object, got: " + call.arguments_text.substr(0, 200));
+          Error(codes::kToolArgumentsNotJson, "the arguments must be a JSON object, got: " + shown);
     } else {
       planned.arguments = std::move(parsed).value();
     }
@@ -418,7 +498,7 @@ Result<json> TurnRunner::tool_call_body(const PlannedCall& call, const std::stri
                                                      .arguments = call.arguments,
                                                      .assistant_node_id = assistant_node_id}));
   if (call.original_id != call.tool_call_id) body["providerToolCallId"] = call.original_id;
-  if (call.argument_error) body["argumentsText"] = call.arguments_text;
+  if (call.argument_error) body["argumentsText"] = utf8_sanitized(call.arguments_text);
   return body;
 }
 
@@ -456,13 +536,17 @@ std::vector<std::string> TurnRunner::count_result(bool failed, bool refused) {
 
 Result<void> TurnRunner::load_environment() {
   model_ = engine_.options().model;
+  // One generation, taken atomically, for the check and for the binding (spec §4): a tool replaced in
+  // between cannot slip into a run that was verified against its predecessor.
+  if (!generation_) generation_ = engine_.deps().tools->snapshot();
   if (!run_.snapshot_id) return {};
   auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
   EnvironmentSnapshotRecord snapshot = KEEL_TRY(engine_.snapshots().get(*tx, *run_.snapshot_id));
   KEEL_TRY(tx->commit());
-  if (continuing_) {
-    KEEL_TRY(verify_environment(snapshot, engine_.options().transport, *engine_.deps().tools->snapshot()));
-  }
+  // Every runner verifies, not only a recovered one: a resumed run (run.resume) continues a run that
+  // started under an earlier configuration just as a recovered one does, and for a run admitted a moment
+  // ago the check costs one digest of a small body.
+  KEEL_TRY(verify_environment(snapshot, engine_.options().transport, *generation_));
   RunEnvironment env = KEEL_TRY(environment_of(snapshot));
   model_ = std::move(env.model);
   snapshot_tools_ = std::move(env.tool_names);
@@ -470,6 +554,39 @@ Result<void> TurnRunner::load_environment() {
 }
 
 asio::awaitable<void> TurnRunner::run() {
+  std::optional<Error> thrown;
+  try {
+    co_await run_turn();
+  } catch (const std::exception& e) {
+    thrown = Error(codes::kInternal, std::string("the turn stopped on an unexpected error: ") + e.what());
+  }
+  // Not co_await inside the handler: C++ forbids it there.
+  if (thrown) {
+    co_await end_after_failure(*thrown);
+  } else if (failed_write_) {
+    co_await end_after_failure(*failed_write_);
+  }
+  flush_events();
+}
+
+asio::awaitable<void> TurnRunner::end_after_failure(Error cause) {
+  failed_write_.reset();
+  co_await finish_failed(Error(cause.code(), "keel could not record the turn's progress: " + cause.message()));
+  if (!failed_write_) co_return;
+  // Not even the failure could be written (the store refuses every write, say).
+  const Error why = *failed_write_;
+  actor_->stranded = Error(codes::kTurnUnpersisted,
+                           "turn " + run_.turn_id + " could not record its end (" + why.to_string() +
+                               "); the thread takes no new work until keel restarts and recovers the run");
+  publish("run.updated", {{"runId", run_.id},
+                          {"state", to_string(run_.state)},
+                          {"revision", run_.revision},
+                          {"persisted", false},
+                          {"error", error_json(why)}});
+  complete_turn("error", {{"error", error_json(why)}, {"persisted", false}});
+}
+
+asio::awaitable<void> TurnRunner::run_turn() {
   if (auto loaded = load_environment(); !loaded) {
     tools_ = ToolRegistry::empty_generation();
     if (continuing_) {  // the open calls get results, so the history stays valid for a new turn
@@ -644,7 +761,8 @@ asio::awaitable<bool> TurnRunner::step() {
     AssistantMessageBody body{
         .content = {}, .stop_reason = AssistantStopReason::kError, .provider_stop_reason = "protocol_error"};
     ContentBlock said;
-    said.text = assembler.partial_text();
+    said.text = utf8_sanitized(assembler.partial_text());
+    said.text.resize(utf8_prefix_length(said.text, kMaxReplyBytes));
     if (!said.text.empty()) body.content.push_back(std::move(said));
     std::optional<NewNode> node;
     if (auto encoded = encode_assistant_message(body)) {
@@ -655,6 +773,19 @@ asio::awaitable<bool> TurnRunner::step() {
     co_return false;
   }
 
+  if (std::optional<AssistantMessageBody> refused = bound_reply(*response)) {
+    // Fail closed, as for a protocol error: the reply's beginning stays for the record, no call runs.
+    const size_t bytes = reply_bytes(*response);
+    std::optional<NewNode> node;
+    if (auto encoded = encode_assistant_message(*refused)) {
+      node = make_node(assistant_id, thread_id(), run_.id, NodeKind::kAssistantMessage, std::move(*encoded));
+    }
+    co_await finish_failed(Error(codes::kProviderReplyTooLarge,
+                                 "the model's reply takes " + std::to_string(bytes) + " bytes, more than the " +
+                                     std::to_string(kMaxReplyBytes) + " keel keeps of one reply"),
+                           std::move(node));
+    co_return false;
+  }
   std::vector<PlannedCall> calls = plan_calls(*response);
   const TokenUsage step_usage = response->usage;
   const TokenUsage total = add(used, step_usage);
@@ -796,6 +927,12 @@ TurnRunner::CallDecision TurnRunner::decide(const PlannedCall& call, bool approv
                                   ". Fix them and call again.");
   } else if (auto resolved = d.tool->implementation->resolve_target(call.arguments); !resolved) {
     d.immediate_error = resolved.error();
+  } else if (!canonical_json(target_json(*resolved))) {
+    // A file whose name is not UTF-8: it can be neither shown to a person for approval nor recorded, and
+    // approving a name shown with replacement characters could let another file pass for it.
+    d.immediate_error = Error(codes::kJsonInvalidUtf8,
+                              "the call's target (" + shown_json(target_json(*resolved)) +
+                                  ") is not valid UTF-8, so keel cannot show or record it; it was not run");
   } else {
     d.target = *resolved;
     GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, d.target};
@@ -908,6 +1045,7 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   context.cancel = cancel_;
   context.progress = [inbox](ToolProgress progress) { inbox->push(std::move(progress)); };
   engine_.crash_point("tool.execute.before");
+  in_flight_call_ = call.tool_call_id;
   try {
     tool->implementation->execute(context, call.arguments, [inbox](Result<ToolResult> result) {
       inbox->push(ToolDone{std::move(result)});
@@ -954,12 +1092,13 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
 }
 
 json TurnRunner::approval_request(const PlannedCall& call, const CallDecision& decision) const {
-  return approval_request_json(ApprovalSubject{.tool_call_id = call.tool_call_id,
-                                               .call_node_id = call.call_node_id,
-                                               .descriptor = decision.tool->descriptor.get(),
-                                               .arguments = &call.arguments,
-                                               .target = decision.target,
-                                               .verdict = decision.verdict});
+  // A target resolved from the workspace may name a file whose name is not UTF-8: stored as shown.
+  return storable_json(approval_request_json(ApprovalSubject{.tool_call_id = call.tool_call_id,
+                                                             .call_node_id = call.call_node_id,
+                                                             .descriptor = decision.tool->descriptor.get(),
+                                                             .arguments = &call.arguments,
+                                                             .target = decision.target,
+                                                             .verdict = decision.verdict}));
 }
 
 asio::awaitable<void> TurnRunner::suspend(PlannedCall call, CallDecision decision) {
@@ -1013,6 +1152,7 @@ asio::awaitable<void> TurnRunner::suspend(PlannedCall call, CallDecision decisio
   held.run_id = run_.id;
   held.kind = approval ? "approval" : "interaction";
   held.id = wait_id;
+  held.tools = tools_;  // the answer is checked, and the continuation bound, with this run's generation
   actor_->waiting = std::move(held);
   if (approval) {
     publish("approval.request", approval_event(*written->approval, run_));
@@ -1145,7 +1285,7 @@ asio::awaitable<bool> TurnRunner::run_approved(PlannedCall call, bool more_after
                   "ask for a new approval.";
     } else if (d.runs() && !(d.target == approved_target)) {
       d.refusal = "the call's target changed since it was approved (approved: " +
-                  target_json(approved_target).dump() + ", now: " + target_json(d.target).dump() +
+                  shown_json(target_json(approved_target)) + ", now: " + shown_json(target_json(d.target)) +
                   "); it was not run. Inspect the page again before deciding what to do.";
     } else if (d.ask) {
       d.ask = false;  // the person's approval is what the verdict asked for
@@ -1168,7 +1308,7 @@ asio::awaitable<bool> TurnRunner::finish_interaction(PlannedCall call, bool more
     if (tool != nullptr) {
       result = tool->implementation->complete_interaction(prompt, response);
     } else {
-      result = text_result("The answer to " + call.name + " was: " + response.dump());
+      result = text_result("The answer to " + call.name + " was: " + shown_json(response));
     }
     BoundedToolOutput bounded = bound_tool_output(std::move(result), engine_.options().max_tool_output_chars);
     auto body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
@@ -1276,7 +1416,7 @@ asio::awaitable<void> TurnRunner::finish_failed(Error error, std::optional<NewNo
   auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
     std::vector<NodeRecord> nodes;
     if (assistant) nodes.push_back(KEEL_TRY(engine_.threads().append(tx, std::move(*assistant))));
-    KEEL_TRY(answer_unanswered(tx, nodes, "The turn failed (" + error.code() + ")", std::nullopt));
+    KEEL_TRY(answer_unanswered(tx, nodes, "The turn failed (" + error.code() + ")", in_flight_call_));
     KEEL_TRY(materialize_steers(tx, nodes));  // ACKed steers stay in the history (spec §3, early end)
     RunUpdate update;
     update.stop_reason = "error";
@@ -1297,7 +1437,8 @@ asio::awaitable<void> TurnRunner::finish_interrupted(std::string partial_text,
     if (!partial_text.empty()) {
       // What the model had said before the interrupt stays in the history, marked as cut short.
       ContentBlock said;
-      said.text = std::move(partial_text);
+      said.text = utf8_sanitized(std::move(partial_text));
+      said.text.resize(utf8_prefix_length(said.text, kMaxReplyBytes));
       auto body =
           KEEL_TRY(encode_assistant_message(AssistantMessageBody{.content = {std::move(said)},
                                                                  .stop_reason = AssistantStopReason::kEnd,
@@ -1348,13 +1489,8 @@ void TurnRunner::end_turn(Result<std::pair<std::vector<NodeRecord>, RunRecord>> 
 
 void TurnRunner::report_unpersisted(const Error& error) {
   stop_admitting();
-  // The store refused the write, so the turn cannot claim to be complete: the run keeps its last
-  // persisted state (recovery continues it) and clients learn why.
-  publish("run.updated", {{"runId", run_.id},
-                          {"state", to_string(run_.state)},
-                          {"revision", run_.revision},
-                          {"persisted", false},
-                          {"error", error_json(error)}});
+  // What the refused write held is lost; the turn still ends, with this reason, once its step unwound.
+  if (!failed_write_) failed_write_ = error;
 }
 
 asio::awaitable<void> drive_turn(std::shared_ptr<TurnRunner> runner) { co_await runner->run(); }
@@ -1420,20 +1556,37 @@ asio::awaitable<void> drive_title(std::shared_ptr<TitleTask> task) { co_await ta
 }  // namespace
 
 void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
-                       CancellationToken cancel, bool continuing) {
-  auto runner = std::make_shared<TurnRunner>(engine, actor, std::move(run), std::move(cancel), continuing);
+                       CancellationToken cancel, bool continuing,
+                       std::shared_ptr<const ToolRegistryGeneration> generation) {
+  const std::string turn_id = run.turn_id;
+  const std::string run_id = run.id;
+  auto runner = std::make_shared<TurnRunner>(engine, actor, std::move(run), std::move(cancel), continuing,
+                                             std::move(generation));
   Strand strand = actor->strand;
-  asio::co_spawn(strand, drive_turn(runner), [&engine, actor, runner](std::exception_ptr failure) {
+  asio::co_spawn(strand, drive_turn(runner), [&engine, actor, runner, turn_id, run_id](std::exception_ptr failure) {
     if (failure) {
       runner->flush_events();
-      // A bug, not an expected failure: still end the turn visibly rather than leave it hanging.
+      // run() ends the turn whatever its step throws; this is an exception thrown while it was ending the
+      // turn. Nothing says the end was written, so the thread is stranded like after an unpersisted end.
+      std::string what = "unknown exception";
       try {
         std::rethrow_exception(failure);
       } catch (const std::exception& e) {
-        engine.publish(
-            "run.updated", actor->thread_id,
-            {{"persisted", false}, {"error", {{"code", codes::kInternal}, {"message", e.what()}}}});
+        what = e.what();
+      } catch (...) {
       }
+      const Error error(codes::kInternal, "the turn stopped on an unexpected error while ending: " + what);
+      actor->stranded = Error(codes::kTurnUnpersisted, "turn " + turn_id + " could not record its end (" +
+                                                            error.to_string() + "); the thread takes no new "
+                                                            "work until keel restarts and recovers the run");
+      engine.publish("run.updated", actor->thread_id,
+                     {{"runId", run_id}, {"persisted", false}, {"error", error_json(error)}});
+      engine.publish("turn.complete", actor->thread_id,
+                     {{"turnId", turn_id},
+                      {"runId", run_id},
+                      {"stopReason", "error"},
+                      {"error", error_json(error)},
+                      {"persisted", false}});
     }
     engine.turn_finished(actor, runner->state());
   });

@@ -184,7 +184,12 @@ void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& a
                                                   std::string(to_string(run.state)));
     }
     const json prompt = interaction.request.value("prompt", json::object());
-    const RegisteredTool* tool = deps_.tools->snapshot()->find(interaction.request.value("toolName", ""));
+    // The tool of the generation the waiting run is bound to (spec §4), not the live registry's: a tool
+    // replaced meanwhile must not judge an answer to a question its predecessor asked.
+    const RegisteredTool* tool = nullptr;
+    if (actor->waiting && actor->waiting->id == interaction_id && actor->waiting->tools) {
+      tool = actor->waiting->tools->find(interaction.request.value("toolName", ""));
+    }
     if (interaction.kind == "timer") {
       return fail(codes::kInvalidArgument,
                   "interaction " + interaction_id + " is a timer; it fires by itself");
@@ -250,11 +255,12 @@ void EngineCore::Impl::continue_held(const std::shared_ptr<ThreadActor>& actor) 
   run.thread_id = actor->thread_id;
   run.turn_id = actor->active->turn_id;
   run.turn_kind = actor->active->turn_kind;
+  std::shared_ptr<const ToolRegistryGeneration> generation = std::move(actor->waiting->tools);
   actor->waiting.reset();  // and with it an armed timer
   CancellationToken cancel = actor->active->cancel.token();
   if (shutdown_.is_cancelled()) return;  // the wait stays in the store; the next start restores it
   enter_running();
-  spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true);
+  spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true, std::move(generation));
 }
 
 void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
@@ -270,6 +276,8 @@ void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, c
   held.run_id = run.id;
   held.kind = pending.contains("approvalId") ? "approval" : "interaction";
   held.id = pending.value(held.kind == "approval" ? "approvalId" : "interactionId", "");
+  // Taken once: the answer's check and the continuation (which verifies the run's environment) use it.
+  held.tools = deps_.tools->snapshot();
   actor->waiting = std::move(held);
   // A wait settled before the process died continues now; a timer is armed again (at once when it fell
   // due meanwhile); an open question waits for its answer.

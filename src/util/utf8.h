@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace keel {
@@ -45,6 +46,51 @@ inline Utf8Char decode_utf8(std::string_view text) {
     cp = (cp << 6) | (byte & 0x3F);
   }
   return {cp, length};
+}
+
+// Whether `text` is valid UTF-8 throughout (what the store and canonical JSON accept).
+inline bool utf8_valid(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    if (lead < 0x80) {
+      ++at;
+      continue;
+    }
+    const Utf8Char c = decode_utf8(text.substr(at));
+    // decode_utf8 reads a bad byte as U+FFFD of length 1; a real U+FFFD is three bytes long. Overlong forms,
+    // surrogates and values past U+10FFFF are invalid too.
+    if (c.length == 1) return false;
+    if ((c.length == 3 && c.code_point < 0x800) || (c.length == 4 && c.code_point < 0x10000) ||
+        (c.code_point >= 0xD800 && c.code_point <= 0xDFFF) || c.code_point > 0x10FFFF) {
+      return false;
+    }
+    at += c.length;
+  }
+  return true;
+}
+
+// `text` with every byte that does not belong to a valid UTF-8 character replaced by U+FFFD, so text from
+// outside (a tool's output, a file name, a model's reply) can always be stored and encoded. Valid text is
+// returned unchanged.
+inline std::string utf8_sanitized(std::string text) {
+  if (utf8_valid(text)) return text;
+  std::string out;
+  out.reserve(text.size() + 16);
+  size_t at = 0;
+  while (at < text.size()) {
+    const Utf8Char c = decode_utf8(std::string_view(text).substr(at));
+    const std::string_view piece = std::string_view(text).substr(at, c.length);
+    if (c.length > 1 && utf8_valid(piece)) {
+      out += piece;
+    } else if (c.length == 1 && static_cast<unsigned char>(text[at]) < 0x80) {
+      out += text[at];
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+    }
+    at += c.length;
+  }
+  return out;
 }
 
 }  // namespace keel

@@ -43,5 +43,17 @@ TEST(Utf8, PrefixNeverEndsInsideACharacter) {
   EXPECT_EQ(utf8_prefix_length("abc", 10), 3u);
 }
 
+TEST(Utf8, ValidTextIsKeptAndBrokenBytesAreReplaced) {
+  EXPECT_TRUE(utf8_valid("plain, é, …, 😀"));
+  EXPECT_EQ(utf8_sanitized("plain, é, …, 😀"), "plain, é, …, 😀");
+  EXPECT_FALSE(utf8_valid("a\xFF" "b"));
+  EXPECT_EQ(utf8_sanitized("a\xFF" "b"), "a\uFFFDb");
+  EXPECT_EQ(utf8_sanitized("cut \xE2\x80"), "cut \uFFFD\uFFFD");
+  EXPECT_FALSE(utf8_valid("\xED\xA0\x80")) << "a UTF-16 surrogate";
+  EXPECT_EQ(utf8_sanitized("\xED\xA0\x80!"), "\uFFFD!");
+  EXPECT_FALSE(utf8_valid("\xE0\x80\x80")) << "an overlong form";
+  EXPECT_TRUE(utf8_valid(utf8_sanitized("x\xC3(\xF5\x80")));
+}
+
 }  // namespace
 }  // namespace keel

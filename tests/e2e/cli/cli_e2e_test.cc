@@ -231,6 +231,40 @@ TEST_F(CliEndToEnd, CtrlCInterruptsAndResumeFinishesTheTurn) {
   EXPECT_NE(again.out.find("no unfinished turn"), std::string::npos) << again.out;
 }
 
+TEST_F(CliEndToEnd, ResumeAfterTheProviderChangedFailsWithEnvironmentDrift) {
+  // Issue 14, point 7: an interrupted run continues only in the environment it started with.
+  serve_script({{"responses",
+                 {{{"steps", {{{"type", "text"}, {"text", "starting"}}, {{"type", "hang"}}}}},
+                  {{"steps", {{{"type", "text"}, {"text", "answered by the old provider"}}}}}}}});
+  KeelProcess run(KEEL_BINARY, keel_args({"run", "long task"}));
+  ASSERT_TRUE(run.wait_stdout("starting")) << run.out() << run.err();
+  ASSERT_TRUE(run.wait_stderr("keel: thread "));
+  const std::string marker = "keel: thread ";
+  const std::string thread = run.err().substr(run.err().find(marker) + marker.size(), 36);
+  run.signal(SIGINT);
+  ASSERT_EQ(run.wait_exit(), 130) << run.out() << run.err();
+
+  // The configuration now names another provider under the same model name.
+  auto script = model_server::parse_script(
+      {{"responses", {{{"steps", {{{"type", "text"}, {"text", "answered by the new provider"}}}}}}}});
+  ASSERT_TRUE(script) << script.error().to_string();
+  model_server::ServerOptions options;
+  options.script = std::move(*script);
+  auto other = model_server::ModelServer::start(std::move(options));
+  ASSERT_TRUE(other) << other.error().to_string();
+  std::ofstream(config_file()) << "data_dir = \"" << dir_.file("data") << "\"\n"
+                               << "default_model = \"scripted\"\n"
+                               << "[providers.local]\nkind = \"openai-chat\"\nmax_retries = 0\n"
+                               << "base_url = \"" << (*other)->base_url() << "/v1\"\n"
+                               << "[models.scripted]\nprovider = \"local\"\n";
+  KeelRun resumed = keel({"resume", thread});
+  EXPECT_EQ(resumed.status, 1) << resumed.out << resumed.err;
+  EXPECT_NE((resumed.out + resumed.err).find("environment.drift"), std::string::npos) << resumed.out << resumed.err;
+  EXPECT_TRUE((*other)->requests().empty()) << "the run continued against the new provider";
+  const json read = json::parse(keel({"threads", "show", thread, "--json"}).out);
+  EXPECT_EQ(read["latestRun"]["state"], "failed") << read.dump();
+}
+
 TEST_F(CliEndToEnd, ResumeAfterSigkillFollowsTheRecoveredTurnToItsEnd) {
   serve_script({{"responses",
                  {{{"steps", {{{"type", "text"}, {"text", "working"}}, {{"type", "hang"}}}}},

@@ -76,6 +76,8 @@ class ServeFixture : public ::testing::Test {
   // The schema violations among what `client` received so far (one line each), and non-JSON lines.
   std::vector<std::string> protocol_violations(const testing::RpcTestClient& client);
 
+  // Added to the next spawned processes' environment ("NAME=value"), e.g. KEEL_FAILPOINTS.
+  std::vector<std::string> extra_environment_;
   testing::TempDir dir_;
   std::filesystem::path workspace_;
   std::filesystem::path data_dir_;

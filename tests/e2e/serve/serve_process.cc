@@ -19,7 +19,7 @@
 
 namespace keel::e2e {
 ServeProcess::ServeProcess(const std::string& binary, const std::vector<std::string>& args, bool stdio_pipes,
-                           const std::filesystem::path& home) {
+                           const std::filesystem::path& home, const std::vector<std::string>& extra_environment) {
   int in[2] = {-1, -1};
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
@@ -45,7 +45,9 @@ ServeProcess::ServeProcess(const std::string& binary, const std::vector<std::str
   // close from the server).
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
 
-  auto spawned = testing::spawn_child_with_environment(binary, args, testing::isolated_environment(home), &actions);
+  std::vector<std::string> environment = testing::isolated_environment(home);
+  environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
+  auto spawned = testing::spawn_child_with_environment(binary, args, environment, &actions);
   posix_spawn_file_actions_destroy(&actions);
   for (int fd : {in[0], out[1], err[1]}) {
     if (fd >= 0) ::close(fd);

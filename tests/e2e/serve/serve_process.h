@@ -28,9 +28,10 @@ class ServeProcess {
  public:
   // Starts `binary args...`. With `stdio_pipes` the child's stdin and stdout are pipes (take them with
   // take_stdin_fd / take_stdout_fd); otherwise both are /dev/null. Fails the current test (and returns a
-  // process whose pid() is -1) when it cannot start.
+  // process whose pid() is -1) when it cannot start. `extra_environment` ("NAME=value") is added to the
+  // isolated environment (a test arms KEEL_FAILPOINTS so).
   ServeProcess(const std::string& binary, const std::vector<std::string>& args, bool stdio_pipes,
-               const std::filesystem::path& home);
+               const std::filesystem::path& home, const std::vector<std::string>& extra_environment = {});
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
