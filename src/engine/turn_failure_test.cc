@@ -99,7 +99,7 @@ TEST(TurnFailureTest, InvalidUtf8AndNonFiniteNumbersInAToolResultAreReplacedAndS
   EngineHarness h;
   add_tool(h, simple_spec("odd"), [](ToolCallContext, json, auto done) {
     done(text_result(std::string("name: caf\xE9"), {{"ratio", std::numeric_limits<double>::quiet_NaN()},
-                                                      {std::string("k\xFF"), std::string("v\xFE")}}));
+                                                    {std::string("k\xFF"), std::string("v\xFE")}}));
   });
   h.provider.push(ScriptedResponse::tool_calls({{"c1", "odd", "{}"}}));
   h.provider.push(ScriptedResponse::text("done"));
@@ -190,7 +190,8 @@ TEST(TurnFailureTest, AToolResultTheStoreRefusesEndsTheTurnWithACodedErrorAndAns
   // The call has a result, so every provider accepts the history; the thread takes a new turn.
   const NodeRecord* result = last_of(h.path(thread), NodeKind::kToolResult);
   ASSERT_NE(result, nullptr);
-  EXPECT_NE(result->body["content"][0]["text"].get<std::string>().find("may have partly run"), std::string::npos);
+  EXPECT_NE(result->body["content"][0]["text"].get<std::string>().find("may have partly run"),
+            std::string::npos);
   h.provider.push(ScriptedResponse::text("fresh"));
   EXPECT_EQ(h.run_turn(thread, "again").payload["stopReason"], "end");
 }
@@ -274,7 +275,8 @@ TEST(TurnFailureTest, ARestartFailsARunLeftUnfinishedUnderANewerTurnInsteadOfCon
 TEST(ToolOutputTest, StorableJsonReplacesWhatCanonicalJsonRefuses) {
   json deep = json::array();
   for (int i = 0; i < 200; ++i) deep = json::array({deep});
-  json value = {{"inf", std::numeric_limits<double>::infinity()}, {"text", std::string("a\xC3")}, {"deep", deep}};
+  json value = {
+      {"inf", std::numeric_limits<double>::infinity()}, {"text", std::string("a\xC3")}, {"deep", deep}};
   EXPECT_FALSE(canonical_json(value));
   const json storable = storable_json(value);
   auto encoded = canonical_json(storable);
