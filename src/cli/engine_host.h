@@ -41,8 +41,9 @@ struct HostOptions {
   // true: the runs an earlier process left unfinished are taken up only at start_recovery(), so that the
   // host's subscribers (a stdio client, the event log) see the recovered turns from their turn.start on.
   bool defer_recovery = false;
-  // Called once, on an engine thread, when the store refuses writes for good (EngineOptions::on_store_failed):
-  // the running turns have ended with an error event. Must return quickly; the host is still alive.
+  // Called once, on an engine thread, when the store refuses writes for good
+  // (EngineOptions::on_store_failed): the running turns have ended with an error event. Must return quickly;
+  // the host is still alive.
   std::function<void()> on_store_failed;
 };
 
@@ -60,7 +61,8 @@ struct StoreHandle {
 // does not take the lock can run beside a serving engine (SQLite WAL readers never block the writer).
 // `fail_points` (may be null; must outlive the store) is what tests arm through KEEL_FAILPOINTS.
 // Errors: host.store_in_use, the store's open errors.
-Result<StoreHandle> open_store(const config::Config& config, bool exclusive, FailPoints* fail_points = nullptr);
+Result<StoreHandle> open_store(const config::Config& config, bool exclusive,
+                               FailPoints* fail_points = nullptr);
 
 class EngineHost {
  public:

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <condition_variable>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <ostream>
 
@@ -127,8 +127,10 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
            (*host)->model_id());
 
   const auto stopped_for_store = [&] {
-    log.error("the store refuses writes (a failed sync: is the disk full?); exiting with {} so that keel is "
-              "restarted and recovers what was synced", kExitStoreFailed);
+    log.error(
+        "the store refuses writes (a failed sync: is the disk full?); exiting with {} so that keel is "
+        "restarted and recovers what was synced",
+        kExitStoreFailed);
     *context.err << "keel serve: the store refuses writes (a failed sync: is the disk full?); exiting with "
                  << kExitStoreFailed << "\n";
     return kExitStoreFailed;

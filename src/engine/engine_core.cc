@@ -160,7 +160,8 @@ EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
 
 void EngineCore::Impl::stop_for_store_failure() {
   if (store_failed_.exchange(true)) return;
-  // Every later turn starts cancelled, queues do not advance, held waits stay in the store for the next start.
+  // Every later turn starts cancelled, queues do not advance, held waits stay in the store for the next
+  // start.
   shutdown_.cancel("the store refuses writes");
   {
     std::lock_guard<std::mutex> guard(actors_mu_);
@@ -598,8 +599,8 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
       return fail(codes::kRunNotFound, "run " + run.id + " is not on this thread");
     // Only the thread's latest run continues: an older one would append to a history that went on without it.
     if (auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id)); latest && latest->id != run.id) {
-      return fail(codes::kRunNotResumable, "run " + run.id + " is not the thread's latest run (" + latest->id +
-                                               "); only the latest run can be resumed");
+      return fail(codes::kRunNotResumable, "run " + run.id + " is not the thread's latest run (" +
+                                               latest->id + "); only the latest run can be resumed");
     }
     if (run.state != RunState::kBudgetPaused && run.state != RunState::kInterrupted) {
       return fail(codes::kRunNotResumable, "run " + run.id + " is " + std::string(to_string(run.state)) +
@@ -648,7 +649,8 @@ void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, 
   actor->active.reset();
   // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,
   // a failure or an uncertain pause the queue holds until the user resumes the run or starts it.
-  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled() && !actor->stranded) advance_queue(actor);
+  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled() && !actor->stranded)
+    advance_queue(actor);
   leave_running();  // after advance_queue: a started turn is counted before this one is let go
 }
 

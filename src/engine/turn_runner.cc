@@ -564,14 +564,15 @@ asio::awaitable<void> TurnRunner::run() {
   if (thrown) {
     co_await end_after_failure(*thrown);
   } else if (failed_write_) {
-    co_await end_after_failure(*failed_write_);
+    Error refused(failed_write_->code(), "keel could not record the turn's progress: " + failed_write_->message());
+    co_await end_after_failure(std::move(refused));
   }
   flush_events();
 }
 
 asio::awaitable<void> TurnRunner::end_after_failure(Error cause) {
   failed_write_.reset();
-  co_await finish_failed(Error(cause.code(), "keel could not record the turn's progress: " + cause.message()));
+  co_await finish_failed(std::move(cause));
   if (!failed_write_) co_return;
   // Not even the failure could be written (the store refuses every write, say).
   const Error why = *failed_write_;

@@ -260,7 +260,8 @@ void EngineCore::Impl::continue_held(const std::shared_ptr<ThreadActor>& actor) 
   CancellationToken cancel = actor->active->cancel.token();
   if (shutdown_.is_cancelled()) return;  // the wait stays in the store; the next start restores it
   enter_running();
-  spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true, std::move(generation));
+  spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true,
+                    std::move(generation));
 }
 
 void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace keel {
 namespace {
 
@@ -46,8 +48,9 @@ TEST(Utf8, PrefixNeverEndsInsideACharacter) {
 TEST(Utf8, ValidTextIsKeptAndBrokenBytesAreReplaced) {
   EXPECT_TRUE(utf8_valid("plain, é, …, 😀"));
   EXPECT_EQ(utf8_sanitized("plain, é, …, 😀"), "plain, é, …, 😀");
-  EXPECT_FALSE(utf8_valid("a\xFF" "b"));
-  EXPECT_EQ(utf8_sanitized("a\xFF" "b"), "a\uFFFDb");
+  const std::string broken = std::string("a\xFF") + "b";
+  EXPECT_FALSE(utf8_valid(broken));
+  EXPECT_EQ(utf8_sanitized(broken), "a\uFFFDb");
   EXPECT_EQ(utf8_sanitized("cut \xE2\x80"), "cut \uFFFD\uFFFD");
   EXPECT_FALSE(utf8_valid("\xED\xA0\x80")) << "a UTF-16 surrogate";
   EXPECT_EQ(utf8_sanitized("\xED\xA0\x80!"), "\uFFFD!");

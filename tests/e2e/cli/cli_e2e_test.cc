@@ -259,7 +259,8 @@ TEST_F(CliEndToEnd, ResumeAfterTheProviderChangedFailsWithEnvironmentDrift) {
                                << "[models.scripted]\nprovider = \"local\"\n";
   KeelRun resumed = keel({"resume", thread});
   EXPECT_EQ(resumed.status, 1) << resumed.out << resumed.err;
-  EXPECT_NE((resumed.out + resumed.err).find("environment.drift"), std::string::npos) << resumed.out << resumed.err;
+  EXPECT_NE((resumed.out + resumed.err).find("environment.drift"), std::string::npos)
+      << resumed.out << resumed.err;
   EXPECT_TRUE((*other)->requests().empty()) << "the run continued against the new provider";
   const json read = json::parse(keel({"threads", "show", thread, "--json"}).out);
   EXPECT_EQ(read["latestRun"]["state"], "failed") << read.dump();

@@ -98,8 +98,8 @@ ServeProcess& ServeFixture::spawn(const std::vector<std::string>& serve_args, co
   args.insert(args.end(), global.begin(), global.end());
   args.push_back("serve");
   args.insert(args.end(), serve_args.begin(), serve_args.end());
-  processes_.push_back(
-      std::make_unique<ServeProcess>(KEEL_BINARY, args, stdio_pipes, dir_.path() / "home", extra_environment_));
+  processes_.push_back(std::make_unique<ServeProcess>(KEEL_BINARY, args, stdio_pipes, dir_.path() / "home",
+                                                      extra_environment_));
   return *processes_.back();
 }
 

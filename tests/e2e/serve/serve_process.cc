@@ -19,7 +19,8 @@
 
 namespace keel::e2e {
 ServeProcess::ServeProcess(const std::string& binary, const std::vector<std::string>& args, bool stdio_pipes,
-                           const std::filesystem::path& home, const std::vector<std::string>& extra_environment) {
+                           const std::filesystem::path& home,
+                           const std::vector<std::string>& extra_environment) {
   int in[2] = {-1, -1};
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};

@@ -14,14 +14,16 @@ using nlohmann::json;
 using ServeStoreFailureTest = ServeFixture;
 
 json list_files_call() {
-  return {{"type", "tool_calls"}, {"calls", json::array({{{"id", "c1"}, {"name", "list_files"}, {"arguments", json::object()}}})}};
+  return {{"type", "tool_calls"},
+          {"calls", json::array({{{"id", "c1"}, {"name", "list_files"}, {"arguments", json::object()}}})}};
 }
 
 TEST_F(ServeStoreFailureTest, AFailedSyncEndsTheServerWithStatus75AndARestartRecoversTheTurn) {
   std::ofstream(workspace_ / "notes.txt") << "a note\n";
-  start_model({{"responses", json::array({response(std::nullopt, json::array({list_files_call()})),
-                                          response(std::nullopt, json::array({text_step("listed after the restart")})),
-                                          response(std::nullopt, json::array({text_step("a new turn")}))})}});
+  start_model({{"responses",
+                json::array({response(std::nullopt, json::array({list_files_call()})),
+                             response(std::nullopt, json::array({text_step("listed after the restart")})),
+                             response(std::nullopt, json::array({text_step("a new turn")}))})}});
   // Syncs: 1 thread.create, 2 turn.submit, 3 the model's reply with its call, 4 the call's result: from the
   // fourth on every sync fails, as on a full disk.
   extra_environment_ = {"KEEL_FAILPOINTS=store.sync.before=error@4*"};
