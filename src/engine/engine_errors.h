@@ -22,9 +22,6 @@ inline constexpr char kInputInvalid[] = "input.invalid";
 inline constexpr char kToolUnknown[] = "tool.unknown";
 inline constexpr char kToolArgumentsNotJson[] = "tool.arguments_not_json";
 inline constexpr char kToolFailed[] = "tool.failed";
-// The failure breaker turned tools off (spec §1) and the model's final reply still asked for a tool: the
-// turn ends with stopReason error (never "tool_use").
-inline constexpr char kTurnToolsDisabled[] = "turn.tools_disabled";
 inline constexpr char kEngineShutdown[] = "engine.shutting_down";
 // Steering (spec §3).
 inline constexpr char kSteerTurnMismatch[] = "steer.turn_mismatch";  // expectedTurnId is not the running turn

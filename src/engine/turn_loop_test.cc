@@ -381,7 +381,7 @@ TEST(TurnLoopTest, AToolCallInTheFinalReplyAfterToolsWentOffEndsTheTurnWithTools
   std::string thread = h.create_thread();
   AgentEvent done = h.run_turn(thread, "go");
   EXPECT_EQ(done.payload["stopReason"], "error") << done.payload.dump();
-  EXPECT_EQ(done.payload["error"]["code"], codes::kTurnToolsDisabled);
+  EXPECT_EQ(done.payload["error"]["code"], "turn.tools_disabled");
   EXPECT_EQ(done.payload["providerStopReason"], "tool_calls");
   auto path = h.path(thread);
   ASSERT_GE(path.size(), 2u);

@@ -83,13 +83,13 @@ TEST(HistoryRulesTest, AnthropicAlternatesAndPairsEveryToolUseWithAResultInTheNe
 }
 
 TEST(HistoryRulesTest, BodiesOfAnyShapeGiveAnAnswerNotAnException) {
-  for (const char* text : {R"({})", R"({"messages": 3})", R"({"messages": [1, null, "x"]})",
+  for (const char* raw : {R"({})", R"({"messages": 3})", R"({"messages": [1, null, "x"]})",
                            R"({"messages": [{"role": "assistant", "tool_calls": [1, {"id": 2}]}]})",
                            R"({"input": [{"type": 3}, {"type": "function_call_output"}]})",
                            R"({"messages": [{"role": "user", "content": [1, {"type": "tool_result"}]}]})"}) {
-    const json body = json::parse(text);
+    const json body = json::parse(raw);
     for (Api api : {Api::kChatCompletions, Api::kResponses, Api::kAnthropicMessages}) {
-      EXPECT_NO_THROW((void)history_violation(api, body)) << text;
+      EXPECT_NO_THROW((void)history_violation(api, body)) << raw;
     }
   }
 }
