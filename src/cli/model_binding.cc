@@ -55,6 +55,7 @@ Result<ModelBinding> bind_model(const config::Config& config, std::string_view m
   options.connect_timeout = std::chrono::milliseconds(provider->connect_timeout_ms);
   options.idle_timeout = std::chrono::milliseconds(provider->idle_timeout_ms);
   options.retry.max_attempts = static_cast<int>(provider->max_retries) + 1;
+  options.codec.chat_stop_with_tool_calls_is_tool_use = provider->stop_with_tool_calls_is_tool_use;
   if (provider->credential.source != config::CredentialRef::Source::kNone) {
     options.api_key = [resolver = deps.credentials, ref = provider->credential]() -> Result<std::string> {
       auto secret = KEEL_TRY(resolver->resolve(ref));

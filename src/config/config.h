@@ -52,6 +52,10 @@ struct ProviderConfig {
   int64_t connect_timeout_ms = 10'000;
   int64_t idle_timeout_ms = 120'000;  // longest silence inside a stream
   int64_t max_retries = 2;
+  // openai-chat: a response whose tool calls end with finish_reason "stop" is taken as tool_calls
+  // (`stop_with_tool_calls = "tool_use"`, for compatible servers that send it) instead of failing closed as
+  // a protocol error before any tool runs (the default, "error"; spec §2).
+  bool stop_with_tool_calls_is_tool_use = false;
 };
 
 struct ModelConfig {

@@ -42,6 +42,8 @@ constexpr std::array<Choice<LogLevel>, 6> kLogLevels = {{{LogLevel::kTrace, "tra
                                                          {LogLevel::kOff, "off"}}};
 constexpr std::array<Choice<LogFormat>, 2> kLogFormats = {
     {{LogFormat::kText, "text"}, {LogFormat::kJson, "json"}}};
+// A provider's `stop_with_tool_calls`: whether a "stop" that comes with tool calls is taken as tool_use.
+constexpr std::array<Choice<bool>, 2> kStopWithToolCalls = {{{false, "error"}, {true, "tool_use"}}};
 constexpr std::array<Choice<McpTrust>, 2> kTrusts = {
     {{McpTrust::kUntrusted, "untrusted"}, {McpTrust::kTrusted, "trusted"}}};
 
@@ -478,10 +480,12 @@ class Applier {
         if (auto n = integer(v, path, 1, 3'600'000)) p.idle_timeout_ms = *n;
       } else if (key == "max_retries") {
         if (auto n = integer(v, path, 0, 20)) p.max_retries = *n;
+      } else if (key == "stop_with_tool_calls") {
+        if (auto b = choice(v, path, kStopWithToolCalls)) p.stop_with_tool_calls_is_tool_use = *b;
       } else {
         unknown(k, path,
                 "kind, base_url, credential, api_key_env, headers, connect_timeout_ms, idle_timeout_ms, "
-                "max_retries");
+                "max_retries, stop_with_tool_calls");
       }
     }
   }

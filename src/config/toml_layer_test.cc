@@ -62,6 +62,7 @@ base_url = "http://127.0.0.1:8080/v1"
 connect_timeout_ms = 500
 idle_timeout_ms = 9000
 max_retries = 0
+stop_with_tool_calls = "tool_use"
 headers = { "X-Team" = "agents" }
 
 [providers.claude]
@@ -105,9 +106,11 @@ trust = "trusted"
   EXPECT_EQ(local.idle_timeout_ms, 9000);
   EXPECT_EQ(local.max_retries, 0);
   EXPECT_EQ(local.headers.at("X-Team"), "agents");
+  EXPECT_TRUE(local.stop_with_tool_calls_is_tool_use);
   EXPECT_EQ(local.credential.source, CredentialRef::Source::kNone);
   const ProviderConfig& claude = config_.providers.at("claude");
   EXPECT_EQ(claude.kind, ProviderKind::kAnthropic);
+  EXPECT_FALSE(claude.stop_with_tool_calls_is_tool_use) << "the default follows the specification";
   EXPECT_EQ(claude.credential, (CredentialRef{CredentialRef::Source::kStored, "anthropic-main"}));
 
   const ModelConfig& sonnet = config_.models.at("sonnet");

@@ -346,6 +346,52 @@ TEST(TurnLoopTest, FailureBreakerRemindsAfterThreeAndDisablesToolsAfterFive) {
   EXPECT_NE(text_of(requests[3].messages.back()).find("Step back"), std::string::npos);
 }
 
+TEST(TurnLoopTest, BreakerNoticesFollowEveryResultOfAResponseWithParallelCalls) {
+  EngineHarness h;
+  std::vector<ScriptedResponse::Call> six;
+  for (int i = 0; i < 6; ++i) six.push_back({"p" + std::to_string(i), "fail", "{}"});
+  h.provider.push(ScriptedResponse::tool_calls(six));
+  h.provider.push(ScriptedResponse::text("I could not do it."));
+  h.start();
+  std::string thread = h.create_thread();
+  AgentEvent done = h.run_turn(thread, "go");
+  EXPECT_EQ(done.payload["stopReason"], "end");
+  std::vector<std::string> expected{"turn_context", "user_message", "assistant_message"};
+  for (int i = 0; i < 6; ++i) expected.push_back("tool_call");
+  for (int i = 0; i < 6; ++i) expected.push_back("tool_result");
+  expected.insert(expected.end(), {"notice", "notice", "assistant_message"});
+  EXPECT_EQ(h.kinds(thread), expected) << "the reminder and tools-off notices come after all six results";
+  auto requests = h.provider.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const auto& messages = requests[1].messages;
+  ASSERT_EQ(messages.size(), 10u);
+  EXPECT_EQ(messages[1].tool_calls.size(), 6u);
+  for (size_t i = 2; i < 8; ++i) EXPECT_EQ(messages[i].role, Role::kTool) << i;
+  EXPECT_NE(text_of(messages[8]).find("3 tool calls failed"), std::string::npos);
+  EXPECT_NE(text_of(messages[9]).find("disabled"), std::string::npos);
+  EXPECT_TRUE(requests[1].tools.empty());
+}
+
+TEST(TurnLoopTest, AToolCallInTheFinalReplyAfterToolsWentOffEndsTheTurnWithToolsDisabled) {
+  EngineHarness h;
+  for (int i = 0; i < 5; ++i)
+    h.provider.push(ScriptedResponse::tool_calls({{"f" + std::to_string(i), "fail", "{}"}}));
+  h.provider.push(ScriptedResponse::tool_calls({{"again", "echo", R"({"text":"x"})"}}));
+  h.start();
+  std::string thread = h.create_thread();
+  AgentEvent done = h.run_turn(thread, "go");
+  EXPECT_EQ(done.payload["stopReason"], "error") << done.payload.dump();
+  EXPECT_EQ(done.payload["error"]["code"], "turn.tools_disabled");
+  EXPECT_EQ(done.payload["providerStopReason"], "tool_calls");
+  auto path = h.path(thread);
+  ASSERT_GE(path.size(), 2u);
+  // The call is answered, so the thread's history stays valid for the next turn.
+  EXPECT_EQ(path[path.size() - 2].kind, NodeKind::kToolCall);
+  EXPECT_EQ(path.back().kind, NodeKind::kToolResult);
+  EXPECT_EQ(path.back().body["isError"], true);
+  EXPECT_EQ(h.run(done.payload["runId"]).state, RunState::kFailed);
+}
+
 TEST(TurnLoopTest, ASuccessResetsTheFailureStreak) {
   EngineHarness h;
   for (int i = 0; i < 2; ++i)

@@ -56,6 +56,12 @@ const char kReminderText[] =
 const char kToolsOffText[] =
     "5 tool calls in a row failed, so tools are now disabled for this turn. Give your final reply to the "
     "user with what you know, and say what did not work.";
+// The error a turn ends with when the failure breaker turned tools off and the final reply still asked for
+// a tool (docs/protocol.md lists it; defined here, not in engine_errors.h, only while the code registry is
+// being consolidated).
+constexpr char kTurnToolsDisabled[] = "turn.tools_disabled";
+// In a durable wait's pending tool: the breaker's notices held for the end of the response.
+constexpr char kHeldNoticesKey[] = "heldNotices";
 const char kInterruptNotice[] =
     "The user interrupted the previous turn. Tools that were running may have partly run; check the current "
     "state before repeating an action.";
@@ -292,8 +298,11 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // The tool_call node's body, with what the provider sent when it was replaced or unusable.
   static Result<json> tool_call_body(const PlannedCall& call, const std::string& assistant_node_id);
   using ResultWritten = std::pair<std::vector<NodeRecord>, RunRecord>;
-  // In the caller's transaction: the call's tool_result node (body as given), the failure breaker's
-  // notices, and the run moved to `after` with its streak and without its pending tool.
+  // In the caller's transaction: the call's tool_result node (body as given), and the run moved to `after`
+  // with its streak and without its pending tool. The failure breaker's `notices` are held until the
+  // response's last result (`after` is not executing_tool) and written after it: a user message between
+  // the results of one response's calls is a history OpenAI Chat and Anthropic refuse. (Holding happens
+  // here, in the transaction; when it fails the turn ends, so nothing held matters any more.)
   Result<ResultWritten> append_result(Transaction& tx, const PlannedCall& call, json body,
                                       const std::vector<std::string>& notices, RunState after);
   // After a call's result committed: the runner's copy of the run, the call answered, the context
@@ -370,8 +379,11 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   void follow(const std::vector<NodeRecord>& nodes) {
     for (const NodeRecord& node : nodes) follow(node);
   }
-  // The failure breaker: updates the streak for one result and returns notices to persist with it.
+  // The failure breaker: updates the streak for one result and returns the notices it raised.
   std::vector<std::string> count_result(bool failed, bool refused);
+  // The breaker's notices raised by results of the current response, written after its last result;
+  // kept in a durable wait's pending tool (kHeldNoticesKey) so the continuation writes them.
+  std::vector<std::string> held_notices_;
 
   EngineCore::Impl& engine_;
   std::shared_ptr<ThreadActor> actor_;
@@ -806,6 +818,15 @@ asio::awaitable<bool> TurnRunner::step() {
   const bool final = last_reply && !(steers_waiting && !cut_short);
   if (last_reply && !final) actor_->gate->reopen();
   const bool runs_tools = !calls.empty() && !tools_off_;
+  // Tools are off (the breaker) and the reply that was to be the last still asks for tools: its calls get
+  // "not run" results below and the turn fails with turn.tools_disabled ("tool_use" is not an ending).
+  std::optional<Error> tools_refused;
+  if (final && tools_off_ && !calls.empty()) {
+    tools_refused = Error(kTurnToolsDisabled,
+                          "tools were disabled after " + std::to_string(run_.failure_streak) +
+                              " failed tool calls in a row, and the model's final reply asked for " +
+                              std::to_string(calls.size()) + " tool call(s) instead of answering; none was run");
+  }
   // The first call is decided now, so that when it must be recorded as dispatched before it runs, that
   // record commits with the message that made the call: one sync fewer for a write.
   std::optional<CallDecision> first_decision;
@@ -858,7 +879,12 @@ asio::awaitable<bool> TurnRunner::step() {
       // early end), so nothing ACKed is lost.
       if (steers_waiting) KEEL_TRY(materialize_steers(tx, w.extra));
     }
-    const RunState next = final        ? RunState::kCompleted
+    if (tools_refused) {
+      update.stop_reason = "error";
+      update.error = tools_refused->to_string();
+    }
+    const RunState next = tools_refused ? RunState::kFailed
+                          : final       ? RunState::kCompleted
                           : runs_tools ? RunState::kExecutingTool
                                        : RunState::kStreamingModel;
     w.run = KEEL_TRY(engine_.runs().transition_from(tx, run_, next, update));
@@ -887,6 +913,11 @@ asio::awaitable<bool> TurnRunner::step() {
   }
   publish("token.usage", std::move(usage_event));
   publish_run();
+  if (tools_refused) {
+    complete_turn("error",
+                  {{"providerStopReason", response->provider_stop_reason}, {"error", error_json(*tools_refused)}});
+    co_return false;
+  }
   if (final) {
     json extra = {{"providerStopReason", response->provider_stop_reason}};
     // max_tokens and content_filter: the UI says the reply may be incomplete.
@@ -960,10 +991,13 @@ Result<TurnRunner::ResultWritten> TurnRunner::append_result(Transaction& tx, con
   ResultWritten w;
   w.first.push_back(KEEL_TRY(engine_.threads().append(
       tx, make_node(call.result_node_id, thread_id(), run_.id, NodeKind::kToolResult, std::move(body)))));
-  for (const std::string& text : notices) {
-    auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
-    w.first.push_back(KEEL_TRY(engine_.threads().append(
-        tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(notice)))));
+  held_notices_.insert(held_notices_.end(), notices.begin(), notices.end());
+  if (after != RunState::kExecutingTool) {
+    for (const std::string& text : std::exchange(held_notices_, {})) {
+      auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
+      w.first.push_back(KEEL_TRY(engine_.threads().append(
+          tx, make_node(new_id(), thread_id(), run_.id, NodeKind::kNotice, std::move(notice)))));
+    }
   }
   RunUpdate update;
   update.clear_pending_tool = run_.pending_tool.has_value();
@@ -1110,6 +1144,7 @@ asio::awaitable<void> TurnRunner::suspend(PlannedCall call, CallDecision decisio
   const std::string wait_id = new_id();
   json pending = dispatch_record(call);
   pending[approval ? "approvalId" : "interactionId"] = wait_id;
+  if (!held_notices_.empty()) pending[kHeldNoticesKey] = held_notices_;
   struct Waiting {
     RunRecord run;
     std::optional<ApprovalRecord> approval;
@@ -1228,6 +1263,17 @@ asio::awaitable<bool> TurnRunner::continue_wait() {
     co_return false;
   }
   unanswered_ = loaded->calls;
+  // The breaker's notices the waiting runner held for the end of this response.
+  if (const json pending = run_.pending_tool.value_or(json::object());
+      pending.contains(kHeldNoticesKey) && pending[kHeldNoticesKey].is_array()) {
+    for (const json& text : pending[kHeldNoticesKey]) {
+      if (text.is_string()) held_notices_.push_back(text.get<std::string>());
+    }
+  } else if (tools_off_ && !loaded->calls.empty()) {
+    // Tools went off during this response and the process stopped before its last result, where the
+    // notice would have been written: it is written there now.
+    held_notices_.push_back(kToolsOffText);
+  }
   if (cancel_.is_cancelled()) {  // the wait was withdrawn: every open call is answered as interrupted
     co_await finish_interrupted("", std::nullopt);
     co_return false;

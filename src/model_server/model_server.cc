@@ -22,6 +22,7 @@
 #include <mutex>
 #include <thread>
 
+#include "model_server/history_rules.h"
 #include "model_server/model_server_errors.h"
 #include "model_server/request_log.h"
 #include "model_server/response_selector.h"
@@ -201,6 +202,10 @@ class ModelServer::Impl {
     }
     if (!body.contains("stream") || body.at("stream") != true) {
       return error_response(*api, 400, "", "the scripted model server only streams: set \"stream\": true");
+    }
+    // As the real API would: a history it refuses is answered 400, whatever the script says.
+    if (auto violation = history_violation(*api, body)) {
+      return error_response(*api, 400, "invalid_request_error", *violation);
     }
     const ScriptedResponse* response = selector_.choose(last_input_text(*api, body));
     if (response == nullptr) {

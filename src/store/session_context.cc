@@ -86,6 +86,26 @@ size_t count_images(const std::vector<ContentBlock>& content) {
     return block.kind == ContentBlock::Kind::kImage;
   }));
 }
+// Where a result for `call_id` goes when user messages sit between its call's assistant message (and the
+// results after it) and the end: before them. No user message may come between an assistant's tool calls
+// and their results (every provider refuses that history), yet older versions persisted the failure
+// breaker's notices between the results of parallel calls, and stores written before calls committed with
+// their assistant message interleave calls and results; both are repaired here. nullopt: at the end.
+// Only user messages are passed over, so no assistant message moves and the indexes of the path's entries
+// that tool calls attach to stay valid.
+std::optional<size_t> result_position(const std::vector<Message>& messages, const std::string& call_id) {
+  size_t at = messages.size();
+  while (at > 0 && messages[at - 1].role == Role::kUser) --at;
+  if (at == messages.size()) return std::nullopt;
+  size_t owner = at;
+  while (owner > 0 && messages[owner - 1].role == Role::kTool) --owner;
+  if (owner == 0 || messages[owner - 1].role != Role::kAssistant) return std::nullopt;
+  const std::vector<ToolCall>& calls = messages[owner - 1].tool_calls;
+  const bool owns = std::any_of(calls.begin(), calls.end(), [&](const ToolCall& c) { return c.id == call_id; });
+  if (!owns) return std::nullopt;
+  return at;
+}
+
 }  // namespace
 
 Result<std::span<const Message>> SessionContextBuilder::build(Transaction& tx, const std::string& leaf_id) {
@@ -145,12 +165,16 @@ void SessionContextBuilder::truncate_after(size_t keep) {
   while (path_.size() > keep) {
     PathEntry& entry = path_.back();
     switch (entry.contribution) {
-      case Contribution::kMessage:
-        // Contributions are undone in the reverse order they were made: this is the last message.
-        uncount_call_id(messages_.back().tool_call_id);
-        image_blocks_ -= count_images(messages_.back().content);
-        messages_.pop_back();
+      case Contribution::kMessage: {
+        // Contributions are undone in the reverse order they were made, so the message is where it was
+        // put: the last one, or (a tool result moved before misplaced user messages) message_index, with
+        // only those user messages after it.
+        auto message = messages_.begin() + static_cast<std::ptrdiff_t>(entry.message_index);
+        uncount_call_id(message->tool_call_id);
+        image_blocks_ -= count_images(message->content);
+        messages_.erase(message);
         break;
+      }
       case Contribution::kToolCall:
         uncount_call_id(messages_[entry.message_index].tool_calls.back().id);
         messages_[entry.message_index].tool_calls.pop_back();
@@ -171,14 +195,17 @@ void SessionContextBuilder::truncate_after(size_t keep) {
 Result<void> SessionContextBuilder::apply(PendingNode&& node) {
   PathEntry entry{node.id, Contribution::kNone, 0};
   const std::string& id = entry.node_id;
-  auto add_message = [&](Role role, std::vector<ContentBlock> content) -> Message& {
-    Message& message = messages_.emplace_back();
+  // `at`: where the message goes (the end unless given).
+  auto add_message = [&](Role role, std::vector<ContentBlock> content,
+                         std::optional<size_t> at = std::nullopt) -> Message& {
+    const size_t index = at.value_or(messages_.size());
+    Message& message = *messages_.emplace(messages_.begin() + static_cast<std::ptrdiff_t>(index));
     message.role = role;
     image_blocks_ += count_images(content);
     message.content = std::move(content);
     message.source_node_id = id;
     entry.contribution = Contribution::kMessage;
-    entry.message_index = messages_.size() - 1;
+    entry.message_index = index;
     return message;
   };
 
@@ -223,7 +250,8 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
     case NodeKind::kToolResult: {
       auto body = decode_body(node, decode_tool_result);
       if (!body) return fail(body.error());
-      Message& message = add_message(Role::kTool, std::move(body->content));
+      Message& message =
+          add_message(Role::kTool, std::move(body->content), result_position(messages_, body->tool_call_id));
       count_call_id(body->tool_call_id);
       message.tool_call_id = std::move(body->tool_call_id);
       message.is_error = body->is_error;

@@ -472,6 +472,54 @@ TEST_F(SessionContextTest, ParallelToolCallsAreGroupedWithTheirAssistantMessage)
   (void)tc2;
 }
 
+// Older versions wrote the failure breaker's notices right after the result that raised them, between
+// the results of one response's parallel calls; no provider accepts a user message there.
+TEST_F(SessionContextTest, NoticesPersistedBetweenTheResultsOfParallelCallsGoAfterAllOfThem) {
+  const std::string u = user("go");
+  const std::string a = assistant("calling", AssistantStopReason::kToolUse);
+  for (const char* id : {"c1", "c2", "c3", "c4"}) call(id, a);
+  const std::string tr1 = result("c1", "f1", true);
+  const std::string tr2 = result("c2", "f2", true);
+  const std::string n1 = notice("reminder", /*for_model=*/true);
+  const std::string tr3 = result("c3", "f3", true);
+  const std::string n2 = notice("tools off", /*for_model=*/true);
+  const std::string tr4 = result("c4", "f4", true);
+  const std::string a2 = assistant("sorry");
+  const std::vector<Message> expected = {user_msg("go", u),
+                                         assistant_msg("calling", a, {"c1", "c2", "c3", "c4"}),
+                                         tool_msg("c1", "f1", tr1, true),
+                                         tool_msg("c2", "f2", tr2, true),
+                                         tool_msg("c3", "f3", tr3, true),
+                                         tool_msg("c4", "f4", tr4, true),
+                                         user_msg("reminder", n1),
+                                         user_msg("tools off", n2),
+                                         assistant_msg("sorry", a2)};
+  EXPECT_EQ(fresh(a2), expected);
+  // Built node by node, and going back and forth across the repaired results, the cache agrees.
+  SessionContextBuilder builder;
+  for (const std::string& leaf : {u, a, tr2, n1, tr3, n2, tr4, a2, n1, tr4, tr2, a2}) {
+    auto messages = build(builder, leaf);
+    ASSERT_TRUE(messages) << messages.error().to_string();
+    EXPECT_EQ(*messages, fresh(leaf)) << "leaf " << leaf;
+  }
+  EXPECT_EQ(*build(builder, a2), expected);
+}
+
+// Stores written before a response's calls committed with it interleave calls and results; a notice after
+// one result came before the next call.
+TEST_F(SessionContextTest, ANoticeBetweenInterleavedCallsAndResultsGoesAfterTheLastResult) {
+  const std::string u = user("go");
+  const std::string a = assistant("calling", AssistantStopReason::kToolUse);
+  call("c1", a);
+  const std::string tr1 = result("c1", "one");
+  const std::string n = notice("remember", /*for_model=*/true);
+  call("c2", a);
+  const std::string tr2 = result("c2", "two");
+  EXPECT_EQ(fresh(tr2), (std::vector<Message>{user_msg("go", u), assistant_msg("calling", a, {"c1", "c2"}),
+                                              tool_msg("c1", "one", tr1), tool_msg("c2", "two", tr2),
+                                              user_msg("remember", n)}));
+}
+
 TEST_F(SessionContextTest, ToolResultKeepsErrorFlagAndDropsDetails) {
   user("go");
   const std::string a = assistant("calling", AssistantStopReason::kToolUse);
@@ -923,6 +971,7 @@ TEST_F(SessionContextTest, RandomTreeIncrementalBuildsEqualFreshBuilds) {
   std::vector<std::string> nodes;
   std::map<std::string, std::optional<std::string>> parent_of;
   std::map<std::string, bool> is_assistant;
+  std::map<std::string, std::vector<std::string>> calls_of;  // assistant node -> call ids appended for it
   auto nearest_assistant = [&](std::optional<std::string> at) -> std::optional<std::string> {
     while (at) {
       if (is_assistant[*at]) return at;
@@ -948,9 +997,16 @@ TEST_F(SessionContextTest, RandomTreeIncrementalBuildsEqualFreshBuilds) {
         id = assistant(label, AssistantStopReason::kToolUse, parent);
         is_assistant[id] = true;
       } else if (kind == 2) {
-        id = result(label, label, step % 2 == 0, parent);
+        // Sometimes the result of a call of the nearest assistant message, so that results land after
+        // user messages and notices and are moved before them.
+        std::string call_id = label;
+        if (owner && !calls_of[*owner].empty() && rng() % 2 == 0) {
+          call_id = calls_of[*owner][rng() % calls_of[*owner].size()];
+        }
+        id = result(call_id, label, step % 2 == 0, parent);
       } else if (kind == 3) {
         id = call(label, *owner, parent);
+        calls_of[*owner].push_back(label);
       } else if (kind == 4) {
         id = append(NodeKind::kNotice, *encode_notice({.text = label, .for_model = step % 2 == 0}), parent);
       } else {

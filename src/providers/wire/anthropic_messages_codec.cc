@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -129,9 +130,12 @@ Result<json> AnthropicCodec::encode(const ProviderRequest& request, const ModelC
       case Role::kUser:
         turns.add("user", user_blocks(message.content));
         break;
-      case Role::kAssistant:
-        turns.add("assistant", assistant_blocks(message, caps));
+      case Role::kAssistant: {
+        json blocks = assistant_blocks(message, caps);
+        if (is_empty_reply(message)) blocks.push_back({{"type", "text"}, {"text", kEmptyReplyText}});
+        turns.add("assistant", std::move(blocks));
         break;
+      }
       case Role::kTool:
         turns.add_tool_result(tool_result_block(message));
         break;
@@ -149,9 +153,27 @@ Result<json> AnthropicCodec::encode(const ProviderRequest& request, const ModelC
           {{"name", tool.name}, {"description", tool.description}, {"input_schema", tool.input_schema}});
     }
     body["tools"] = std::move(tools);
+  } else {
+    // The API refuses a history with tool_use blocks unless the request defines tools. With none offered
+    // (the failure breaker turned them off), the tools the history names are declared, with an open
+    // schema, and tool_choice none, so the model can call none of them.
+    std::set<std::string> names;
+    for (const Message& message : request.messages) {
+      for (const ToolCall& call : message.tool_calls) names.insert(call.name);
+    }
+    if (!names.empty()) {
+      json tools = json::array();
+      for (const std::string& name : names) {
+        tools.push_back({{"name", name},
+                         {"description", "Disabled for this request."},
+                         {"input_schema", {{"type", "object"}}}});
+      }
+      body["tools"] = std::move(tools);
+      body["tool_choice"] = {{"type", "none"}};
+    }
   }
   KEEL_TRY(add_parameters(body, request.parameters,
-                          {"model", "messages", "system", "stream", "tools", "max_tokens"}));
+                          {"model", "messages", "system", "stream", "tools", "tool_choice", "max_tokens"}));
   return body;
 }
 

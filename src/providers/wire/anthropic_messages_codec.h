@@ -5,7 +5,12 @@
 // (first, as the API requires, before any text that follows in the same turn). An assistant message is its
 // thinking blocks, then text, then one tool_use block per call (input as a JSON object). Tool results carry
 // text and image blocks and is_error; user images are base64 image blocks. Empty text blocks are left out
-// (the API refuses them). max_tokens is required and always set.
+// (the API refuses them); an assistant message with neither text nor tool calls (a reply refused as a
+// protocol error, a reasoning-only reply) is sent with the text kEmptyReplyText (codec_support.h), so its
+// turn stays and the user turns around it are not joined. max_tokens is required and always set. A request
+// that offers no tools while its history has tool_use blocks (tools turned off by the failure breaker)
+// declares the tools the history names, with an open schema, and tool_choice none: the API refuses such a
+// history without tool definitions.
 //
 // Reasoning sent back: thinking blocks return exactly as produced, {type: thinking, thinking, signature},
 // and redacted_thinking blocks as {type: redacted_thinking, data}, from the block's provider_data, only to

@@ -49,6 +49,10 @@ std::string image_data_url(const ContentBlock& image) {
   return "data:" + image.media_type + ";base64," + image.data_base64;
 }
 
+bool is_empty_reply(const Message& message) {
+  return message.tool_calls.empty() && text_of(message.content).empty();
+}
+
 std::string text_of(const std::vector<ContentBlock>& content) {
   std::string text;
   for (const ContentBlock& block : content) {

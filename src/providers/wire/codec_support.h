@@ -34,6 +34,14 @@ Result<void> add_parameters(nlohmann::json& body, const nlohmann::json& paramete
 // "data:image/png;base64,...".
 std::string image_data_url(const ContentBlock& image);
 
+// The text an assistant message with neither text nor tool calls is sent with (a reply that failed before
+// any text, such as one refused as a protocol error, or one that was reasoning only): the APIs refuse an
+// empty assistant turn (Anthropic; Responses refuses a reasoning item with nothing after it), and leaving
+// the turn out would join the user turns around it into one, as if the model had never answered.
+inline constexpr std::string_view kEmptyReplyText = "(no reply)";
+// Whether `message` (an assistant message) has no text and no tool calls.
+bool is_empty_reply(const Message& message);
+
 // The text blocks of `content`, concatenated (reasoning and images left out).
 std::string text_of(const std::vector<ContentBlock>& content);
 

@@ -40,6 +40,8 @@ json assistant_message(const Message& message, const CodecOptions& options) {
   std::string text = text_of(message.content);
   if (text.empty() && !message.tool_calls.empty()) {
     out["content"] = nullptr;
+  } else if (is_empty_reply(message)) {
+    out["content"] = kEmptyReplyText;
   } else {
     out["content"] = std::move(text);
   }
@@ -150,6 +152,10 @@ Error stream_error(JsonValue error) {
 }
 
 class ChatDecoder final : public StreamDecoder {
+ public:
+  explicit ChatDecoder(bool stop_with_tool_calls_is_tool_use)
+      : stop_with_tool_calls_is_tool_use_(stop_with_tool_calls_is_tool_use) {}
+
  protected:
   Result<void> decode_event(const SseEvent& event, std::vector<ProviderEvent>& out) override;
   Result<void> finish_stream(std::vector<ProviderEvent>&) override {
@@ -168,6 +174,7 @@ class ChatDecoder final : public StreamDecoder {
   Result<void> on_done(std::vector<ProviderEvent>& out);
   void end_calls(std::vector<ProviderEvent>& out);
 
+  const bool stop_with_tool_calls_is_tool_use_;
   JsonTape tape_;
   std::vector<Call> calls_;
   bool calls_ended_ = false;
@@ -287,9 +294,11 @@ Result<void> ChatDecoder::on_done(std::vector<ProviderEvent>& out) {
   const std::string& raw = *finish_reason_;
   StopReason reason = StopReason::kError;
   if (raw == "stop") {
-    reason = !calls_.empty() ? StopReason::kToolUse
-             : refused_      ? StopReason::kContentFilter
-                             : StopReason::kEnd;
+    // "stop" with tool calls stays end, which the engine refuses as a protocol error before any tool runs
+    // (spec §2), unless the provider is configured to take it as tool_calls (see the header).
+    reason = !calls_.empty() && stop_with_tool_calls_is_tool_use_ ? StopReason::kToolUse
+             : refused_ && calls_.empty()                          ? StopReason::kContentFilter
+                                                                   : StopReason::kEnd;
   } else if (raw == "tool_calls" || raw == "function_call") {
     reason = StopReason::kToolUse;
   } else if (raw == "length") {
@@ -301,7 +310,9 @@ Result<void> ChatDecoder::on_done(std::vector<ProviderEvent>& out) {
   return {};
 }
 
-std::unique_ptr<StreamDecoder> ChatCodec::new_decoder() const { return std::make_unique<ChatDecoder>(); }
+std::unique_ptr<StreamDecoder> ChatCodec::new_decoder() const {
+  return std::make_unique<ChatDecoder>(options_.chat_stop_with_tool_calls_is_tool_use);
+}
 
 }  // namespace
 

@@ -115,13 +115,30 @@ TEST(OpenAiChatDecodeTest, CallsWithoutIndexFromCompatibleServersAreTakenWhole) 
   const json calls = {{"tool_calls",
                        {{{"id", "c1"}, {"function", {{"name", "a"}, {"arguments", "{}"}}}},
                         {{"id", "c2"}, {"function", {{"name", "b"}, {"arguments", {{"x", 1}}}}}}}}};
-  // Some servers also say "stop" after tool calls: the calls decide.
-  const Summary s = decode_ok(kChat, chunk(calls) + chunk(json::object(), "stop") + kDone);
+  const Summary s = decode_ok(kChat, chunk(calls) + chunk(json::object(), "tool_calls") + kDone);
   ASSERT_EQ(s.calls.size(), 2u);
   EXPECT_EQ(s.calls.at(1).name, "b");
   EXPECT_EQ(json::parse(s.calls.at(1).arguments), json({{"x", 1}}));
   EXPECT_EQ(s.finish->reason, StopReason::kToolUse);
-  EXPECT_EQ(s.finish->provider_reason, "stop");
+}
+
+// Spec §2: tool calls with a stop reason other than tool_use fail closed. "stop" stays end, which the engine
+// refuses before any tool runs, unless the provider is configured for servers that end tool calls so.
+TEST(OpenAiChatDecodeTest, StopAfterToolCallsIsEndUnlessTheProviderTakesItAsToolUse) {
+  const json calls = {{"tool_calls", {{{"index", 0}, {"id", "c1"}, {"function", {{"name", "a"}, {"arguments", "{}"}}}}}}};
+  const std::string stream = chunk(calls) + chunk(json::object(), "stop") + kDone;
+  const Summary strict = decode_ok(kChat, stream);
+  ASSERT_EQ(strict.calls.size(), 1u);
+  EXPECT_EQ(strict.finish->reason, StopReason::kEnd);
+  EXPECT_EQ(strict.finish->provider_reason, "stop");
+  const Summary lenient = decode_ok(kChat, stream, {.chat_stop_with_tool_calls_is_tool_use = true});
+  EXPECT_EQ(lenient.finish->reason, StopReason::kToolUse);
+  EXPECT_EQ(lenient.finish->provider_reason, "stop");
+  // Without calls "stop" is end either way.
+  EXPECT_EQ(decode_ok(kChat, chunk({{"content", "hi"}}) + chunk(json::object(), "stop") + kDone,
+                      {.chat_stop_with_tool_calls_is_tool_use = true})
+                .finish->reason,
+            StopReason::kEnd);
 }
 
 TEST(OpenAiChatDecodeTest, EveryFinishReasonMapsAndKeepsTheRawWord) {

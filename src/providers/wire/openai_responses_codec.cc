@@ -59,6 +59,7 @@ void add_assistant_items(const Message& message, const ModelCapabilities& caps, 
       if (json item = reasoning_item(block); !item.is_null()) input.push_back(std::move(item));
     }
   }
+  if (is_empty_reply(message)) text = kEmptyReplyText;
   if (!text.empty()) input.push_back({{"role", "assistant"}, {"content", std::move(text)}});
   for (const ToolCall& call : message.tool_calls) {
     input.push_back({{"type", "function_call"},

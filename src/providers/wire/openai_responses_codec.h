@@ -4,7 +4,9 @@
 // and input_image (data URL) parts; an assistant message as its reasoning items, then its text as an
 // assistant message, then one function_call item per call (call_id, name, arguments as JSON text); each
 // tool result as a function_call_output item whose output is the text, or input_text and input_image parts
-// when the result has images. Tools are function tools with strict: false (the API's default is strict,
+// when the result has images. An assistant message with neither text nor tool calls is sent as the text
+// kEmptyReplyText (codec_support.h): the API refuses a reasoning item with nothing after it, and the turn
+// must not vanish. Tools are function tools with strict: false (the API's default is strict,
 // which refuses ordinary JSON Schemas). `store: false`: keel keeps the history itself and sends all of it.
 //
 // Reasoning sent back: because nothing is stored at OpenAI, a reasoning item can only be sent back with its

@@ -72,6 +72,9 @@ struct CodecOptions {
   // Chat Completions: send an assistant message's reasoning back as `reasoning_content`. Off by default
   // (see openai_chat_codec.h); DeepSeek's thinking mode needs it on for turns with tool calls.
   bool chat_send_reasoning_content = false;
+  // Chat Completions: finish_reason "stop" after tool calls means tool_calls. Off by default: such a
+  // response is a protocol error and no tool runs (spec §2); on for compatible servers known to send it.
+  bool chat_stop_with_tool_calls_is_tool_use = false;
 };
 
 class WireCodec {

@@ -38,8 +38,8 @@ struct Decoded {
 };
 
 // Feeds `text` in chunks of `chunk` bytes (0: all at once), then finishes.
-inline Decoded decode(WireFormat format, std::string_view text, size_t chunk = 0) {
-  WireStream stream(make_wire_codec(format)->new_decoder());
+inline Decoded decode(WireFormat format, std::string_view text, size_t chunk = 0, CodecOptions options = {}) {
+  WireStream stream(make_wire_codec(format, options)->new_decoder());
   Decoded decoded;
   const size_t step = chunk == 0 ? std::max<size_t>(text.size(), 1) : chunk;
   for (size_t at = 0; at < text.size(); at += step) {
@@ -145,10 +145,10 @@ inline Summary summarize(const std::vector<ProviderEvent>& events) {
 }
 
 // Decodes and summarizes a stream that must succeed, in one piece and byte by byte alike.
-inline Summary decode_ok(WireFormat format, std::string_view text) {
-  Decoded whole = decode(format, text);
+inline Summary decode_ok(WireFormat format, std::string_view text, CodecOptions options = {}) {
+  Decoded whole = decode(format, text, 0, options);
   EXPECT_FALSE(whole.error.has_value()) << whole.error->to_string();
-  Decoded bytes = decode(format, text, 1);
+  Decoded bytes = decode(format, text, 1, options);
   EXPECT_FALSE(bytes.error.has_value()) << bytes.error->to_string();
   EXPECT_EQ(describe(whole.events), describe(bytes.events)) << "chunking changed the events";
   Summary summary = summarize(whole.events);
