@@ -66,6 +66,7 @@ const std::vector<MethodSpec>& method_specs() {
         {"input", Kind::kAny, true},
         {"expectedRevision", Kind::kInteger, false}}},
       {"queue.remove", true, {{"threadId", Kind::kString, true}, {"itemId", Kind::kString, true}}},
+      {"queue.list", false, {{"threadId", Kind::kString, true}}},
       {"run.resume",
        false,
        {{"threadId", Kind::kString, true},
