@@ -2,10 +2,15 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "cli/model_binding.h"
@@ -28,26 +33,45 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Takes `<store>.lock` without waiting. The file keeps the holder's pid so the refusal can name it; the
-// lock itself (flock) goes with the process, so a SIGKILLed engine never leaves the store locked.
+// The pid of the process holding an flock on the file `fd` refers to, from /proc/locks; "?" when it cannot
+// be told (another kernel, a pid namespace that hides it). Only for the refusal's message.
+std::string flock_holder(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return "?";
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    // "3: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's line has "->" after the index.
+    std::istringstream in(line);
+    std::string index, type, mode, access, pid, id;
+    in >> index >> type >> mode >> access >> pid >> id;
+    if (type != "FLOCK") continue;
+    unsigned major_id = 0, minor_id = 0;
+    unsigned long long inode = 0;
+    if (std::sscanf(id.c_str(), "%x:%x:%llu", &major_id, &minor_id, &inode) != 3) continue;
+    if (major_id == major(st.st_dev) && minor_id == minor(st.st_dev) && inode == st.st_ino) return pid;
+  }
+  return "?";
+}
+
+// Takes an exclusive flock on the database file itself, without waiting. Locking the file rather than a
+// name derived from its path makes every spelling of the store (a symlink, a hard link, `..` in the path)
+// meet the same lock: the kernel keeps flocks per inode. flock is independent of the POSIX byte-range
+// locks SQLite takes on the same file, and the descriptor stays open until after the store is closed (closing
+// a descriptor of the file would drop SQLite's POSIX locks of this process). The lock goes with the process,
+// so a SIGKILLed engine never leaves the store locked.
 Result<int> lock_store(const fs::path& store_path) {
-  const fs::path lock_path = store_path.string() + ".lock";
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // O_CREAT: an empty file is what SQLite makes of a new store anyway (docs/store.md, Opening a database).
+  const int fd = ::open(store_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return fail(codes::kStoreOpen, "cannot open " + lock_path.string() + ": " + std::strerror(errno));
+    return fail(codes::kStoreOpen, "cannot open " + store_path.string() + ": " + std::strerror(errno));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char holder[32] = {};
-    const ssize_t n = ::pread(fd, holder, sizeof(holder) - 1, 0);
+    const std::string pid = flock_holder(fd);
     ::close(fd);
-    std::string pid = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "?";
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
     return fail(kStoreInUse, "another keel engine (pid " + pid + ") is running on " + store_path.string() +
-                                 "; stop it, or connect to it with a client");
-  }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-    // The pid is only for the message; the lock is what matters.
+                                 " (through this or another name of the same file); stop it, or connect to "
+                                 "it with a client");
   }
   return fd;
 }

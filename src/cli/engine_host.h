@@ -3,9 +3,11 @@
 // through an in-process EngineTransport. Every command that runs turns (serve, run, chat, resume, demo)
 // opens one; read-only commands use open_store_only().
 //
-// One engine per store: the host takes an exclusive lock on `<store>.lock` before it opens the database,
-// because an engine's recovery takes over every unfinished run it finds, and two engines on one SQLite file
-// would run the same turn twice. A second process gets host.store_in_use, naming the holder's pid.
+// One engine per store: the host takes an exclusive flock on the database file itself before SQLite opens
+// it, because an engine's recovery takes over every unfinished run it finds, and two engines on one SQLite
+// file would run the same turn twice. The lock is on the file (its inode), not on the path's spelling, so
+// a symlink or a hard link to the store meets it too. A second process gets host.store_in_use, naming the
+// holder's pid when /proc/locks tells it.
 //
 // Members are destroyed in reverse order of construction: the engine (which interrupts running turns and
 // waits for their terminal state) goes before the tools, the provider and the store it uses.

@@ -1,6 +1,7 @@
 // EngineCore: op dispatch onto thread actors, turn admission, and the engine's threads.
 #include "engine/engine_core.h"
 
+#include <algorithm>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -8,6 +9,7 @@
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
 #include "engine/run_environment.h"
+#include "store/event_epoch.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
 #include "util/utf8.h"
@@ -57,6 +59,32 @@ std::string first_line(const std::vector<ContentBlock>& content) {
   }
   return "New thread";
 }
+
+// A budget parameter: absent, or an integer from 1 to kMaxBudgetTokens (invalid_argument otherwise).
+Result<std::optional<int64_t>> budget_param(const json& params, const char* name) {
+  if (!params.contains(name)) return std::nullopt;
+  const json& value = params[name];
+  // An integer above INT64_MAX parses as unsigned: compare before converting.
+  const bool in_range = (value.is_number_unsigned() && value.get<uint64_t>() >= 1 &&
+                         value.get<uint64_t>() <= static_cast<uint64_t>(kMaxBudgetTokens)) ||
+                        (value.is_number_integer() && !value.is_number_unsigned() && value.get<int64_t>() >= 1 &&
+                         value.get<int64_t>() <= kMaxBudgetTokens);
+  if (!in_range) {
+    return fail(codes::kInvalidArgument, std::string("'") + name + "' must be an integer from 1 to " +
+                                             std::to_string(kMaxBudgetTokens));
+  }
+  return value.get<int64_t>();
+}
+
+}  // namespace
+
+int64_t raised_budget(std::optional<int64_t> budget, int64_t extra) {
+  // A stored budget is not trusted to be in range (a store written before the bound, or by hand).
+  const int64_t base = std::clamp<int64_t>(budget.value_or(0), 0, kMaxBudgetTokens);
+  return std::min(base + std::clamp<int64_t>(extra, 0, kMaxBudgetTokens), kMaxBudgetTokens);
+}
+
+namespace {
 
 bool has_image(const std::vector<ContentBlock>& content) {
   for (const ContentBlock& block : content) {
@@ -130,6 +158,24 @@ std::unique_ptr<ScheduledTask> AsioScheduler::schedule_after(std::chrono::millis
 
 // ---- EngineCore ----
 
+namespace {
+
+// The epoch this engine numbers its events in (store/event_epoch.h): one write at start, none per event.
+// When the store refuses the write (the engine then cannot write anything else either), the epoch after the
+// stored one is used without being recorded.
+uint64_t begin_event_epoch(Store& store, const Clock& clock) {
+  if (auto tx = store.begin(TxMode::kWrite)) {
+    auto epoch = take_event_epoch(**tx, clock);
+    if (epoch && (*tx)->commit()) return *epoch;
+  }
+  if (auto tx = store.begin(TxMode::kRead)) {
+    if (auto epoch = stored_event_epoch(**tx)) return *epoch + 1;
+  }
+  return 1;
+}
+
+}  // namespace
+
 EngineCore::EngineCore(EngineDeps deps, EngineOptions options)
     : impl_(std::make_unique<Impl>(deps, std::move(options))) {}
 EngineCore::~EngineCore() = default;
@@ -151,6 +197,7 @@ EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
       interactions_(*deps.clock),
       snapshots_(*deps.clock),
       commands_(*deps.store, *deps.clock, *deps.ids),
+      bus_(begin_event_epoch(*deps.store, *deps.clock)),
       work_(asio::make_work_guard(io_)),
       control_(asio::make_strand(io_)) {
   const int count = std::max(1, options_.io_threads);
@@ -265,7 +312,7 @@ void EngineCore::Impl::dispatch(Op op) {
   }
   const std::string thread_id = thread_of(op);
   if (thread_id.empty() || op.method == "thread.create" || op.method == "thread.list" ||
-      op.method == "thread.read" || op.method == "initialize") {
+      op.method == "thread.read" || op.method == "queue.list" || op.method == "initialize") {
     asio::post(control_, [this, op = std::move(op)]() mutable {
       guarded(op, thread_of(op), [&] { handle_engine_op(std::move(op)); });
     });
@@ -293,6 +340,8 @@ void EngineCore::Impl::handle_engine_op(Op op) {
     list_threads(op);
   } else if (op.method == "thread.read") {
     read_thread(op);
+  } else if (op.method == "queue.list") {
+    list_queue(op);
   } else if (op.method.starts_with("policy.")) {
     change_policy(nullptr, op);
   } else {
@@ -379,21 +428,46 @@ void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& act
   }
 }
 
+namespace {
+
+json queue_items_json(const std::vector<QueuedInput>& items) {
+  json list = json::array();
+  for (const QueuedInput& item : items) {
+    list.push_back({{"itemId", item.id},
+                    {"position", item.position},
+                    {"input", item.input},
+                    {"revision", item.revision}});
+  }
+  return list;
+}
+
+}  // namespace
+
 void EngineCore::Impl::publish_queue(const std::string& thread_id) {
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return;
   auto items = queue_.list(**tx, thread_id);
   auto thread = threads_.get(**tx, thread_id);
   if (!items || !thread) return;
-  json list = json::array();
-  for (const QueuedInput& item : *items) {
-    list.push_back({{"itemId", item.id},
-                    {"position", item.position},
-                    {"input", item.input},
-                    {"revision", item.revision}});
-  }
   publish("queue.updated", thread_id,
-          {{"threadId", thread_id}, {"items", list}, {"revision", thread->revision}});
+          {{"threadId", thread_id}, {"items", queue_items_json(*items)}, {"revision", thread->revision}});
+}
+
+void EngineCore::Impl::list_queue(const Op& op) {
+  const std::string thread_id = thread_of(op);
+  // Taken before the snapshot: every event up to it reports something the snapshot already holds.
+  const uint64_t last_seq = bus_.last_seq(thread_id);
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return reject(op, thread_id, tx.error());
+  auto thread = threads_.get_live(**tx, thread_id);
+  if (!thread) return reject(op, thread_id, thread.error());
+  auto items = queue_.list(**tx, thread_id);
+  if (!items) return reject(op, thread_id, items.error());
+  ack(op, thread_id,
+      {{"threadId", thread_id},
+       {"items", queue_items_json(*items)},
+       {"revision", thread->revision},
+       {"lastSeq", last_seq}});
 }
 
 void EngineCore::Impl::list_threads(const Op& op) {
@@ -415,6 +489,9 @@ void EngineCore::Impl::list_threads(const Op& op) {
 
 void EngineCore::Impl::read_thread(const Op& op) {
   const std::string thread_id = thread_of(op);
+  // Taken before the snapshot: every event up to it reports something the snapshot already holds, so a
+  // client applies only the events after it (docs/protocol.md, Reconnecting).
+  const uint64_t last_seq = bus_.last_seq(thread_id);
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return reject(op, thread_id, tx.error());
   auto thread = threads_.get_live(**tx, thread_id);
@@ -446,7 +523,8 @@ void EngineCore::Impl::read_thread(const Op& op) {
        {"revision", thread->revision},
        {"leafNodeId", thread->leaf_node_id ? json(*thread->leaf_node_id) : json(nullptr)},
        {"nodes", nodes},
-       {"latestRun", run}});
+       {"latestRun", run},
+       {"lastSeq", last_seq}});
 }
 
 void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
@@ -475,7 +553,8 @@ Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction&
                                           " stopped in a write whose outcome is unknown; resolve it first "
                                           "(run.resolveUncertain: retry, mark_done or fail)");
   }
-  a.first_turn = !thread.leaf_node_id.has_value();
+  // A title a person gave at thread.create stays: no fallback title, no title task.
+  a.first_turn = !thread.leaf_node_id.has_value() && !thread.title_given;
   a.first_line = first_line(content);
   RunRecord run;
   run.id = deps_.ids->next_id();
@@ -546,14 +625,9 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   }
   auto content = turn_input(op.params.value("input", json()));
   if (!content) return reject(op, thread_id, content.error());
-  std::optional<int64_t> budget = options_.default_budget_tokens;
-  if (op.params.contains("budgetTokens")) {
-    if (!op.params["budgetTokens"].is_number_integer() || op.params["budgetTokens"].get<int64_t>() <= 0) {
-      return reject(op, thread_id,
-                    Error(codes::kInvalidArgument, "'budgetTokens' must be a positive integer"));
-    }
-    budget = op.params["budgetTokens"].get<int64_t>();
-  }
+  auto asked_budget = budget_param(op.params, "budgetTokens");
+  if (!asked_budget) return reject(op, thread_id, asked_budget.error());
+  const std::optional<int64_t> budget = asked_budget->has_value() ? *asked_budget : options_.default_budget_tokens;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
 
@@ -579,15 +653,9 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
     return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is already running on this thread"));
   }
   const std::string run_id = op.params.value("runId", "");
-  std::optional<int64_t> extra;
-  if (op.params.contains("additionalBudgetTokens")) {
-    if (!op.params["additionalBudgetTokens"].is_number_integer() ||
-        op.params["additionalBudgetTokens"].get<int64_t>() <= 0) {
-      return reject(op, thread_id,
-                    Error(codes::kInvalidArgument, "'additionalBudgetTokens' must be a positive integer"));
-    }
-    extra = op.params["additionalBudgetTokens"].get<int64_t>();
-  }
+  auto extra_param = budget_param(op.params, "additionalBudgetTokens");
+  if (!extra_param) return reject(op, thread_id, extra_param.error());
+  const std::optional<int64_t> extra = *extra_param;
   auto resumed = write([&](Transaction& tx) -> Result<RunRecord> {
     RunRecord run = KEEL_TRY(run_id.empty() ? [&]() -> Result<RunRecord> {
       auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));
@@ -607,7 +675,7 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
                                                "; only a budget-paused or interrupted run can be resumed");
     }
     RunUpdate update;
-    if (extra) update.budget_tokens = run.budget_tokens.value_or(0) + *extra;
+    if (extra) update.budget_tokens = raised_budget(run.budget_tokens, *extra);
     return runs_.transition(tx, run.id, run.revision, RunState::kStreamingModel, update);
   });
   if (!resumed) return reject(op, thread_id, resumed.error());

@@ -64,6 +64,15 @@ struct ProviderTransport {
   std::string credential_shape;  // e.g. "api_key"
 };
 
+// The largest token budget a run takes (turn.submit's budgetTokens, run.resume's additionalBudgetTokens, and
+// a budget raised by resumes, which saturates here). Far above any real turn, and small enough that adding
+// two budgets can never overflow int64_t.
+inline constexpr int64_t kMaxBudgetTokens = 1'000'000'000'000;
+
+// A run's budget after run.resume adds `extra`: saturates at kMaxBudgetTokens; a missing or negative stored
+// budget counts as 0.
+int64_t raised_budget(std::optional<int64_t> budget, int64_t extra);
+
 struct EngineOptions {
   ModelSettings model;
   ProviderTransport transport;

@@ -202,7 +202,8 @@ class EngineHarness {
   }
 
   std::string create_thread() {
-    AgentEvent ack = request("thread.create", {{"title", "test"}});
+    // No title: the first turn names the thread, as most tests expect.
+    AgentEvent ack = request("thread.create", nlohmann::json::object());
     EXPECT_EQ(ack.type, "command.ack") << ack.payload.dump();
     return ack.payload["result"].value("threadId", "");
   }

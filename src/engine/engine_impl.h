@@ -246,6 +246,8 @@ class EngineCore::Impl final {
   // Methods a thread accepts while a wait holds it.
   static bool allowed_while_waiting(const std::string& method);
   void read_thread(const Op& op);
+  // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
+  void list_queue(const Op& op);
   void list_threads(const Op& op);
   void start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
                     std::string first_input_text);

@@ -152,12 +152,18 @@ void EventBus::publish_all(const std::string& thread_id, std::vector<Draft> draf
   uint64_t& seq = next_seq_[thread_id];
   for (Draft& draft : drafts) {
     events.push_back(std::make_shared<const AgentEvent>(
-        AgentEvent{std::move(draft.type), thread_id, ++seq, std::move(draft.payload)}));
+        AgentEvent{std::move(draft.type), thread_id, base_ + ++seq, std::move(draft.payload)}));
   }
   std::erase_if(mailboxes_, [](const std::weak_ptr<Mailbox>& weak) { return weak.expired(); });
   for (auto& weak : mailboxes_) {
     if (auto mailbox = weak.lock()) mailbox->push(events);
   }
+}
+
+uint64_t EventBus::last_seq(const std::string& thread_id) {
+  std::lock_guard<std::mutex> guard(mu_);
+  auto found = next_seq_.find(thread_id);
+  return base_ + (found == next_seq_.end() ? 0 : found->second);
 }
 
 std::unique_ptr<EventSubscription> EventBus::subscribe(std::function<void(const AgentEvent&)> callback) {

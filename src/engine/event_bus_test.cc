@@ -162,5 +162,30 @@ TEST(EventBusTest, CancellingFromInsideTheCallbackStopsDelivery) {
   EXPECT_EQ(calls.load(), 1) << "no event after the cancel, not even the rest of its batch";
 }
 
+TEST(EventBusTest, ABusOfALaterEpochNumbersEveryThreadAboveAnEarlierOne) {
+  uint64_t earlier_last = 0;
+  {
+    EventBus bus(1);
+    EXPECT_EQ(bus.last_seq("t1"), uint64_t{1} << EventBus::kEpochShift) << "nothing published yet";
+    Collected got;
+    auto subscription = bus.subscribe([&](const AgentEvent& e) { got.add(e); });
+    for (int i = 0; i < 5; ++i) bus.publish("item.delta", "t1", {{"n", i}});
+    auto events = got.wait_for(5);
+    ASSERT_EQ(events.size(), 5u);
+    EXPECT_EQ(events.front().seq, (uint64_t{1} << EventBus::kEpochShift) + 1);
+    earlier_last = events.back().seq;
+    EXPECT_EQ(bus.last_seq("t1"), earlier_last);
+    EXPECT_EQ(bus.last_seq("t2"), uint64_t{1} << EventBus::kEpochShift);
+  }
+  EventBus later(2);
+  Collected got;
+  auto subscription = later.subscribe([&](const AgentEvent& e) { got.add(e); });
+  later.publish("turn.start", "t1", {});
+  auto events = got.wait_for(1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_GT(events[0].seq, earlier_last);
+  EXPECT_GT(later.last_seq("t2"), earlier_last);
+}
+
 }  // namespace
 }  // namespace keel

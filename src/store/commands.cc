@@ -84,7 +84,7 @@ Result<json> StoreCommands::apply(Transaction& tx, const CommandRequest& request
     if (title && title->size() > kMaxTitleBytes) {
       return fail(codes::kInvalidArgument, "the title is longer than " + std::to_string(kMaxTitleBytes) + " bytes");
     }
-    ThreadRecord thread = KEEL_TRY(threads.create(tx, ids_.next_id(), title.value_or("New thread")));
+    ThreadRecord thread = KEEL_TRY(threads.create(tx, ids_.next_id(), title.value_or("New thread"), title.has_value()));
     return json{{"threadId", thread.id}, {"revision", thread.revision}};
   }
 

@@ -30,6 +30,9 @@ Result<NodeKind> parse_node_kind(std::string_view text);
 struct ThreadRecord {
   std::string id;
   std::string title;
+  // The title was given by a person (thread.create / thread.fork with a title): automatic titles (the first
+  // turn's fallback and the task model's) never replace it.
+  bool title_given = false;
   std::optional<std::string> leaf_node_id;      // nullopt: no node yet
   std::optional<std::string> parent_thread_id;  // set on forks
   std::optional<std::string> fork_node_id;      // the node of the parent thread the fork starts from

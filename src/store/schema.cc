@@ -154,11 +154,19 @@ constexpr std::array<std::string_view, 3> kVersion2 = {
     "ALTER TABLE credentials ADD COLUMN version BIGINT NOT NULL DEFAULT 1",
 };
 
-constexpr std::array<Migration, 2> kMigrations = {
+// Version 3: whether a thread's title was given by a person (thread.create, thread.fork with a title). The
+// fallback and generated titles of a thread's first turn never replace a given one. Threads of version 2
+// keep the automatic behaviour (0): their title may already be an automatic one.
+constexpr std::array<std::string_view, 1> kVersion3 = {
+    "ALTER TABLE threads ADD COLUMN title_given INTEGER NOT NULL DEFAULT 0",
+};
+
+constexpr std::array<Migration, 3> kMigrations = {
     Migration{1, "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
                  "snapshots, site rules, credentials, settings",
               kVersion1},
     Migration{2, "credentials: provider kind, master key id, version", kVersion2},
+    Migration{3, "threads: title_given", kVersion3},
 };
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace {
 
 constexpr char kThreadColumns[] =
     "id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, created_at, updated_at, "
-    "deleted";
+    "deleted, title_given";
 constexpr char kNodeColumns[] = "id, thread_id, parent_id, kind, run_id, seq, body, created_at";
 
 ThreadRecord thread_from_row(const SqlRow& row) {
@@ -27,6 +27,7 @@ ThreadRecord thread_from_row(const SqlRow& row) {
   t.created_at = row.integer(7);
   t.updated_at = row.integer(8);
   t.deleted = row.integer(9) != 0;
+  t.title_given = row.integer(10) != 0;
   return t;
 }
 
@@ -52,12 +53,13 @@ Result<std::vector<NodeRecord>> nodes_from_rows(const std::vector<SqlRow>& rows)
 
 }  // namespace
 
-Result<ThreadRecord> ThreadRepository::create(Transaction& tx, std::string id, std::string title) {
+Result<ThreadRecord> ThreadRepository::create(Transaction& tx, std::string id, std::string title,
+                                              bool title_given) {
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(tx.execute(
       "INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, "
-      "created_at, updated_at, deleted) VALUES (?, ?, NULL, NULL, NULL, 1, 1, ?, ?, 0)",
-      {id, title, now, now}));
+      "created_at, updated_at, deleted, title_given) VALUES (?, ?, NULL, NULL, NULL, 1, 1, ?, ?, 0, ?)",
+      {id, title, now, now, int64_t{title_given ? 1 : 0}}));
   return get(tx, id);
 }
 
@@ -108,7 +110,8 @@ Result<ThreadRecord> ThreadRepository::mark_deleted(Transaction& tx, const std::
 }
 
 Result<ThreadRecord> ThreadRepository::set_title(Transaction& tx, const std::string& id, std::string title) {
-  KEEL_TRY(get_live(tx, id));
+  ThreadRecord thread = KEEL_TRY(get_live(tx, id));
+  if (thread.title_given) return thread;
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(tx.execute("UPDATE threads SET title = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
                       {title, now, id}));
@@ -196,8 +199,9 @@ Result<ThreadRecord> ThreadRepository::fork(Transaction& tx, const std::string& 
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(tx.execute(
       "INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, "
-      "created_at, updated_at, deleted) VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0)",
-      {new_id, title.value_or(source.title), at, source.id, at, now, now}));
+      "created_at, updated_at, deleted, title_given) VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0, ?)",
+      {new_id, title.value_or(source.title), at, source.id, at, now, now,
+       int64_t{title.has_value() || source.title_given ? 1 : 0}}));
   return get(tx, new_id);
 }
 

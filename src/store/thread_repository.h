@@ -49,7 +49,8 @@ class ThreadRepository {
   // `clock` must outlive the repository.
   explicit ThreadRepository(const Clock& clock) : clock_(clock) {}
 
-  Result<ThreadRecord> create(Transaction& tx, std::string id, std::string title);
+  // `title_given`: a person chose the title (set_title() will not replace it).
+  Result<ThreadRecord> create(Transaction& tx, std::string id, std::string title, bool title_given = false);
   // The thread, deleted or not. thread.not_found when there is none.
   Result<ThreadRecord> get(Transaction& tx, const std::string& id);
   // Like get(), but thread.deleted for a deleted thread.
@@ -58,6 +59,8 @@ class ThreadRepository {
   Result<std::vector<ThreadRecord>> list(Transaction& tx, int64_t limit = 1000);
   // Marks the thread deleted (its nodes stay: forks may share them). Idempotent on a deleted thread.
   Result<ThreadRecord> mark_deleted(Transaction& tx, const std::string& id);
+  // Sets an automatic title (the first turn's fallback, the task model's). A title a person gave is kept:
+  // the thread is returned unchanged, revision included.
   Result<ThreadRecord> set_title(Transaction& tx, const std::string& id, std::string title);
   // Bumps the revision (for changes to records that belong to the thread, like its queue).
   Result<ThreadRecord> touch(Transaction& tx, const std::string& id);

@@ -532,5 +532,30 @@ TEST_F(ThreadRepositoryTest, PathToUnknownNodeIsNodeNotFound) {
   EXPECT_EQ(path.error().code(), codes::kNodeNotFound);
 }
 
+TEST_F(ThreadRepositoryTest, AutomaticTitlesNeverReplaceAGivenOne) {
+  {
+    auto tx = begin();
+    ASSERT_TRUE(repo_.create(*tx, "given", "My title", /*title_given=*/true));
+    ASSERT_TRUE(repo_.create(*tx, "untitled", "New thread"));
+    ASSERT_TRUE(tx->commit());
+  }
+  auto tx = begin();
+  auto kept = repo_.set_title(*tx, "given", "Fallback");
+  ASSERT_TRUE(kept) << kept.error().to_string();
+  EXPECT_EQ(kept->title, "My title");
+  EXPECT_EQ(kept->revision, 1) << "nothing changed";
+  auto named = repo_.set_title(*tx, "untitled", "Fallback");
+  ASSERT_TRUE(named) << named.error().to_string();
+  EXPECT_EQ(named->title, "Fallback");
+  // A fork with a title of its own keeps it; one without inherits the source's title and whether it was given.
+  auto fork_titled = repo_.fork(*tx, "untitled", "f1", std::nullopt, std::string("Fork"));
+  auto fork_inherits = repo_.fork(*tx, "given", "f2", std::nullopt, std::nullopt);
+  ASSERT_TRUE(fork_titled && fork_inherits);
+  EXPECT_TRUE(fork_titled->title_given);
+  EXPECT_TRUE(fork_inherits->title_given);
+  EXPECT_EQ(repo_.set_title(*tx, "f1", "Auto")->title, "Fork");
+  ASSERT_TRUE(tx->commit());
+}
+
 }  // namespace
 }  // namespace keel

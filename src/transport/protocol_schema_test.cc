@@ -26,7 +26,7 @@ TEST_F(ProtocolSchemaTest, IsVersionedAndCoversEveryMethod) {
   for (const char* method :
        {"initialize", "thread.create", "thread.delete", "thread.fork", "thread.selectBranch", "thread.list",
         "thread.read", "turn.submit", "turn.interrupt", "turn.steer", "turn.input", "turn.enqueue", "queue.start",
-        "queue.update", "queue.remove", "run.resume", "run.resolveUncertain", "approval.response",
+        "queue.update", "queue.remove", "queue.list", "run.resume", "run.resolveUncertain", "approval.response",
         "interaction.response", "policy.read", "policy.setMode", "policy.addRule", "policy.removeRule",
         "policy.setHostPermissions", "session.subscribe", "session.unsubscribe"}) {
     EXPECT_TRUE(schema->has(std::string("params.") + method)) << method;

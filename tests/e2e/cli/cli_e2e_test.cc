@@ -302,6 +302,30 @@ TEST_F(CliEndToEnd, ASecondEngineOnTheSameStoreIsRefused) {
   EXPECT_EQ(first.wait_exit(), 130);
 }
 
+// The lock is on the database file, not on the spelling of its path: a symlink and a hard link to the
+// store meet the running engine's lock too, and neither spelling starts a second engine that would recover
+// (and run again) the first one's turn.
+TEST_F(CliEndToEnd, ASecondEngineThroughAnotherNameOfTheStoreIsRefused) {
+  serve_script({{"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "busy"}}, {{"type", "hang"}}}}}}}});
+  KeelProcess first(KEEL_BINARY, keel_args({"run", "hold the store"}));
+  ASSERT_TRUE(first.wait_stdout("busy")) << first.err();
+  const fs::path store = fs::path(dir_.file("data")) / "keel.db";
+  ASSERT_TRUE(fs::exists(store));
+  const fs::path symlink = dir_.path() / "symlinked.db";
+  const fs::path hard_link = dir_.path() / "hard-linked.db";
+  fs::create_symlink(store, symlink);
+  fs::create_hard_link(store, hard_link);
+  for (const fs::path& name : {symlink, hard_link}) {
+    KeelRun second = keel({"--set", "store.path=" + name.string(), "run", "me too"});
+    EXPECT_EQ(second.status, 2) << name;
+    EXPECT_NE(second.err.find("host.store_in_use"), std::string::npos) << name << ": " << second.err;
+    EXPECT_NE(second.err.find("pid " + std::to_string(first.pid())), std::string::npos) << second.err;
+  }
+  EXPECT_EQ(server_->requests().size(), 1u) << "only the first engine asked the model";
+  first.signal(SIGINT);
+  EXPECT_EQ(first.wait_exit(), 130);
+}
+
 TEST_F(CliEndToEnd, ThreadsShowForkSelectAndDelete) {
   serve_script({{"responses", {text_reply("", "an answer")}}});
   KeelRun run = keel({"run", "a question"});

@@ -4,6 +4,7 @@
 // directory in use refuses to start.
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -41,6 +42,9 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
   first.client->wait_event(thread, "item.delta");
   first.process->signal(SIGKILL);
   ASSERT_EQ(first.process->wait_exit(), 128 + SIGKILL);
+  uint64_t seq_before_kill = 0;
+  for (const json& event : first.client->events(thread)) seq_before_kill = std::max<uint64_t>(seq_before_kill, event["seq"]);
+  ASSERT_GT(seq_before_kill, 0u);
 
   auto second = serve_stdio();
   ASSERT_NE(second.client, nullptr);
@@ -77,6 +81,11 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
   }
   EXPECT_EQ(users, 1u);
   EXPECT_NE(replies.find("after the restart"), std::string::npos) << read.dump();
+  // Seqs go on above the killed process's, so a client can tell new events from ones it has seen; the read
+  // names the last seq it reflects.
+  for (const json& event : second.client->events(thread)) EXPECT_GT(event["seq"].get<uint64_t>(), seq_before_kill) << event.dump();
+  EXPECT_GT(read["result"]["lastSeq"].get<uint64_t>(), seq_before_kill);
+  EXPECT_GE(read["result"]["lastSeq"].get<uint64_t>(), complete["seq"].get<uint64_t>());
   EXPECT_EQ(second.client->request("initialize", {{"subscribe", false}})["result"]["unfinished"], json::array());
 }
 
