@@ -308,26 +308,49 @@ class Driver {
   // Sends a command under `submission` and logs its answer durably. False when no answer came.
   bool request(const std::string& submission, const std::string& method, const json& params) {
     append_durably(dir_ / kSentFile, submission);  // before it is sent: it may take effect from now on
-    std::optional<AgentEvent> answer;
-    if (submission == kill_on_ack_) {
-      answer = request_holding_store(submission, method, params);
-    } else {
-      answer = send_and_wait(submission, method, params);
-    }
+    if (submission == kill_on_ack_) return request_then_die(submission, method, params);
+    auto answer = send_and_wait(submission, method, params);
     if (!answer) {
       std::cerr << "no answer to " << method << " " << submission << "\n";
       return false;
     }
-    json entry = {{"id", submission},
-                  {"answer", answer->type == "command.ack" ? "ack" : "rejected"},
-                  {"payload", answer->payload}};
-    append_durably(dir_ / kAcksFile, entry.dump());
-    acks_[submission] = entry;
-    if (submission == kill_on_ack_) ::raise(SIGKILL);
+    const json& entry = log_answer(submission, *answer);
     if (method == "turn.interrupt" && entry["answer"] == "ack") {
       interrupted_here_ = answer->payload["result"].value("interrupted", false);
     }
     return true;
+  }
+
+  const json& log_answer(const std::string& submission, const AgentEvent& answer) {
+    json entry = {{"id", submission},
+                  {"answer", answer.type == "command.ack" ? "ack" : "rejected"},
+                  {"payload", answer.payload}};
+    append_durably(dir_ / kAcksFile, entry.dump());
+    return acks_[submission] = std::move(entry);
+  }
+
+  // The agent's own kill point: the command is sent while the store cannot commit, and the process dies
+  // right after it logged the answer. An ACK that arrives while the lock is held did not wait for its write
+  // to be durable, and the kill, with the lock still held, finds the write missing every time; an ACK that
+  // waited for its write comes after the lock is let go, and the write is there.
+  bool request_then_die(const std::string& submission, const std::string& method, const json& params) {
+    {
+      StoreWriteLock lock(dir_ / kStoreFile);
+      if (!lock.held()) std::cerr << "the store's write lock was not taken\n";
+      transport_.send(Op{method, "crash-agent", submission, params});
+      if (auto answer = answers_.wait(submission, std::chrono::milliseconds(kHoldStoreMs))) {
+        log_answer(submission, *answer);
+        ::raise(SIGKILL);
+      }
+    }
+    auto answer = answers_.wait(submission);
+    if (!answer) {
+      std::cerr << "no answer to " << method << " " << submission << "\n";
+      return false;
+    }
+    log_answer(submission, *answer);
+    ::raise(SIGKILL);
+    return false;
   }
 
   std::optional<AgentEvent> send_and_wait(const std::string& submission, const std::string& method,
@@ -346,21 +369,6 @@ class Driver {
       answers_.wait_for_event(answers_.wait_for_event(0, std::chrono::milliseconds(0)),
                               std::chrono::milliseconds(10));
     }
-    return answer;
-  }
-
-  // The command sent while the store cannot commit: an ACK that arrives meanwhile did not wait for its
-  // write to be durable, and the kill that follows it finds the write missing every time.
-  std::optional<AgentEvent> request_holding_store(const std::string& submission, const std::string& method,
-                                                  const json& params) {
-    std::optional<AgentEvent> answer;
-    {
-      StoreWriteLock lock(dir_ / kStoreFile);
-      if (!lock.held()) std::cerr << "the store's write lock was not taken\n";
-      transport_.send(Op{method, "crash-agent", submission, params});
-      answer = answers_.wait(submission, std::chrono::milliseconds(kHoldStoreMs));
-    }
-    if (!answer) answer = answers_.wait(submission);
     return answer;
   }
 
