@@ -597,6 +597,7 @@ TEST_F(CrashHarness, SigkillCampaignLosesNothing) {
   EXPECT_GT(random_kills, 0);
   EXPECT_GE(random_kills, kill_target);
 
+  campaign.report();  // each violation, with the schedule that found it; the summary closes the output
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started).count();
   std::cout << "[crash] named fail points: " << hits.size()
             << ", schedules that did not reach their point: " << not_reached << ", random chains: " << chains
@@ -607,7 +608,6 @@ TEST_F(CrashHarness, SigkillCampaignLosesNothing) {
             << " (interrupt ACK " << campaign.interrupt_violations << ", other "
             << static_cast<int>(campaign.violations.size()) - campaign.interrupt_violations << "); "
             << seconds << " s\n";
-  campaign.report();
 }
 
 }  // namespace
