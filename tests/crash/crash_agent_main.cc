@@ -1,14 +1,20 @@
-// keel_crash_agent DIR — the process the crash harness kills: a whole engine on DIR/keel.db (synchronous
-// FULL) playing the scenario of crash_scenario.h as its own client, then waiting until the thread is at rest.
+// keel_crash_agent DIR [--kill-on-ack ID] — the process the crash harness kills: a whole engine on
+// DIR/keel.db (synchronous FULL) playing the scenario of crash_scenario.h as its own client, then waiting
+// until the thread is at rest.
 //
-// It is started again and again on the same DIR: each start lets the engine recover, sends every scenario
-// command not yet answered (under its fixed submission id, so a command answered just before the last
-// death replays its receipt), resolves runs that recovery paused as uncertain (mark_done: a person who
-// checked and saw the write happen), approves every approval request (the gatekeeper asks for each
-// never-retry write), and exits 0 once every run ended and the queue is empty.
+// It is started again and again on the same DIR: each start first checks, before the engine recovers, that
+// an ACKed interrupt held (check_interrupt_held), lets the engine recover, sends every scenario command not
+// yet answered (under its fixed submission id, so a command answered just before the last death replays
+// its receipt), resumes the interrupted run once the interrupt took effect, resolves runs that recovery
+// paused as uncertain (mark_done: a person who checked and saw the write happen), approves every approval
+// request (the gatekeeper asks for each never-retry write), and exits 0 once every run ended and the queue
+// is empty.
 // Fail points come from KEEL_FAILPOINTS (store boundaries and the engine's crash points); after a clean
 // finish, DIR/hits.json says how often each point was reached, so the harness knows where it can kill.
+// --kill-on-ack ID is the agent's own kill point: right after the answer to command ID (crash_scenario.h).
 #include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "crash/crash_invariants.h"
 #include "crash/crash_scenario.h"
 #include "engine/engine_core.h"
 #include "keel/clock.h"
@@ -149,12 +156,16 @@ class Answers {
     cv_.wait_for(lock, bound, [&] { return events_ > seen; });
     return events_;
   }
-  std::optional<AgentEvent> wait(const std::string& submission) {
+  std::optional<AgentEvent> wait(const std::string& submission,
+                                 std::chrono::milliseconds bound = std::chrono::seconds(60)) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return answers_.contains(submission); })) {
-      return std::nullopt;
-    }
+    if (!cv_.wait_for(lock, bound, [&] { return answers_.contains(submission); })) return std::nullopt;
     return answers_.at(submission);
+  }
+  // Forgets the answer to `submission`, before it is sent again.
+  void forget(const std::string& submission) {
+    std::lock_guard<std::mutex> guard(mu_);
+    answers_.erase(submission);
   }
 
  private:
@@ -164,11 +175,44 @@ class Answers {
   uint64_t events_ = 0;
 };
 
+// The store's write lock, taken by a connection of its own (not the engine's Store, so it holds whatever
+// the engine does): while it is held no transaction of the engine can commit. Released when destroyed.
+class StoreWriteLock {
+ public:
+  explicit StoreWriteLock(const fs::path& db) {
+    sqlite3* raw = nullptr;
+    const int opened = sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+    db_.reset(raw);  // sqlite3_open_v2 gives a handle to close even when it fails
+    if (opened != SQLITE_OK) return;
+    sqlite3_busy_timeout(raw, 10000);
+    held_ = sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
+  ~StoreWriteLock() {
+    if (held_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  StoreWriteLock(const StoreWriteLock&) = delete;
+  StoreWriteLock& operator=(const StoreWriteLock&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  struct Close {
+    void operator()(sqlite3* db) const { sqlite3_close(db); }
+  };
+  std::unique_ptr<sqlite3, Close> db_;
+  bool held_ = false;
+};
+
 class Driver {
  public:
-  Driver(fs::path dir, Store& store, EngineTransport& transport, Answers& answers, const Clock& clock)
-      : dir_(std::move(dir)), store_(store), transport_(transport), answers_(answers), runs_(clock),
-        queue_(clock) {}
+  Driver(fs::path dir, Store& store, EngineTransport& transport, Answers& answers, const Clock& clock,
+         std::string kill_on_ack)
+      : dir_(std::move(dir)),
+        store_(store),
+        transport_(transport),
+        answers_(answers),
+        runs_(clock),
+        queue_(clock),
+        kill_on_ack_(std::move(kill_on_ack)) {}
 
   int run() {
     load_acks();
@@ -176,6 +220,8 @@ class Driver {
       if (acks_.contains(command.id)) continue;
       auto params = params_for(command);
       if (!params) continue;  // what it builds on was refused; the checker sees it unanswered
+      if (command.method == "run.resume") wait_until_interrupted();
+      if (command.id == kill_on_ack_ && command.method == "turn.interrupt") wait_until_waiting();
       if (!request(command.id, command.method, *params)) return kExitNoAnswer;
     }
     return settle();
@@ -203,29 +249,127 @@ class Driver {
     if (command.method == "thread.create") return json{{"title", "crash scenario"}};
     auto thread = result_field("create", "threadId");
     if (!thread) return std::nullopt;
-    json params = {{"threadId", *thread}, {"input", command.text}};
-    if (command.method == "turn.steer") {
+    json params = {{"threadId", *thread}};
+    if (!command.text.empty()) params["input"] = command.text;
+    if (command.method == "turn.steer" || command.method == "turn.interrupt") {
       auto turn = result_field("submit-1", "turnId");
       if (!turn) return std::nullopt;
-      params["expectedTurnId"] = *turn;
+      params[command.method == "turn.steer" ? "expectedTurnId" : "turnId"] = *turn;
+    }
+    if (command.method == "run.resume") {
+      auto run = result_field("submit-1", "runId");
+      if (!run) return std::nullopt;
+      params["runId"] = *run;
     }
     return params;
   }
 
+  std::optional<RunRecord> run_of_turn_1() {
+    auto thread = result_field("create", "threadId");
+    auto turn = result_field("submit-1", "turnId");
+    if (!thread || !turn) return std::nullopt;
+    auto tx = store_.begin(TxMode::kRead);
+    if (!tx) return std::nullopt;
+    auto listed = runs_.list_by_thread(**tx, *thread);
+    if (!listed) return std::nullopt;
+    for (const RunRecord& run : *listed) {
+      if (run.turn_id == *turn) return run;
+    }
+    return std::nullopt;
+  }
+
+  // Waits (boundedly) until turn 1's run is in `done`'s states, re-reading the store at each event.
+  template <typename Done>
+  void wait_for_turn_1(Done done, std::chrono::seconds bound) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    uint64_t seen = answers_.wait_for_event(0, std::chrono::milliseconds(0));
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto run = run_of_turn_1(); run && done(run->state)) return;
+      seen = answers_.wait_for_event(seen, std::chrono::milliseconds(20));
+    }
+  }
+
+  // A client resumes a run once its interrupt took effect: when this process saw the interrupt ACKed, the
+  // run reaches `interrupted` (or ended otherwise) shortly after. An interrupt ACKed by an earlier process
+  // took effect before the restart or never will (check_interrupt_held reported it): no wait then.
+  void wait_until_interrupted() {
+    if (!interrupted_here_) return;
+    wait_for_turn_1([](RunState state) { return at_rest(state) || state == RunState::kPausedUncertain; },
+                    std::chrono::seconds(60));
+  }
+
+  // The kill after an interrupt's ACK tests the interrupt of a turn that holds still (its approval wait):
+  // with no runner committing meanwhile, what the store has at the kill is what the interrupt wrote.
+  void wait_until_waiting() {
+    wait_for_turn_1([](RunState state) { return state == RunState::kWaitingApproval || at_rest(state); },
+                    std::chrono::seconds(10));
+  }
+
   // Sends a command under `submission` and logs its answer durably. False when no answer came.
-  bool request(const std::string& submission, const std::string& method, json params) {
-    transport_.send(Op{method, "crash-agent", submission, std::move(params)});
+  bool request(const std::string& submission, const std::string& method, const json& params) {
+    append_durably(dir_ / kSentFile, submission);  // before it is sent: it may take effect from now on
+    if (submission == kill_on_ack_) return request_then_die(submission, method, params);
+    auto answer = send_and_wait(submission, method, params);
+    if (!answer) {
+      std::cerr << "no answer to " << method << " " << submission << "\n";
+      return false;
+    }
+    const json& entry = log_answer(submission, *answer);
+    if (method == "turn.interrupt" && entry["answer"] == "ack") {
+      interrupted_here_ = answer->payload["result"].value("interrupted", false);
+    }
+    return true;
+  }
+
+  const json& log_answer(const std::string& submission, const AgentEvent& answer) {
+    json entry = {{"id", submission},
+                  {"answer", answer.type == "command.ack" ? "ack" : "rejected"},
+                  {"payload", answer.payload}};
+    append_durably(dir_ / kAcksFile, entry.dump());
+    return acks_[submission] = std::move(entry);
+  }
+
+  // The agent's own kill point: the command is sent while the store cannot commit, and the process dies
+  // right after it logged the answer. An ACK that arrives while the lock is held did not wait for its write
+  // to be durable, and the kill, with the lock still held, finds the write missing every time; an ACK that
+  // waited for its write comes after the lock is let go, and the write is there.
+  bool request_then_die(const std::string& submission, const std::string& method, const json& params) {
+    {
+      StoreWriteLock lock(dir_ / kStoreFile);
+      if (!lock.held()) std::cerr << "the store's write lock was not taken\n";
+      transport_.send(Op{method, "crash-agent", submission, params});
+      if (auto answer = answers_.wait(submission, std::chrono::milliseconds(kHoldStoreMs))) {
+        log_answer(submission, *answer);
+        ::raise(SIGKILL);
+      }
+    }
     auto answer = answers_.wait(submission);
     if (!answer) {
       std::cerr << "no answer to " << method << " " << submission << "\n";
       return false;
     }
-    json entry = {{"id", submission},
-                  {"answer", answer->type == "command.ack" ? "ack" : "rejected"},
-                  {"payload", answer->payload}};
-    append_durably(dir_ / kAcksFile, entry.dump());
-    acks_[submission] = entry;
-    return true;
+    log_answer(submission, *answer);
+    ::raise(SIGKILL);
+    return false;
+  }
+
+  std::optional<AgentEvent> send_and_wait(const std::string& submission, const std::string& method,
+                                          const json& params) {
+    std::optional<AgentEvent> answer;
+    // The engine lets a turn go just after its turn.complete and its run's state are out, so a resume
+    // sent at once may still find it busy; a client tries again (the refusal wrote nothing). Bounded.
+    for (int attempt = 0; attempt < 500; ++attempt) {
+      answers_.forget(submission);
+      transport_.send(Op{method, "crash-agent", submission, params});
+      answer = answers_.wait(submission);
+      if (!answer || method != "run.resume" || answer->type != "command.rejected" ||
+          answer->payload["error"].value("code", "") != "turn.busy") {
+        break;
+      }
+      answers_.wait_for_event(answers_.wait_for_event(0, std::chrono::milliseconds(0)),
+                              std::chrono::milliseconds(10));
+    }
+    return answer;
   }
 
   static std::string describe(const std::vector<RunRecord>& runs, int64_t queued) {
@@ -282,8 +426,13 @@ class Driver {
       }
       if (resting) return 0;
       last_seen = describe(runs, queued);
-      // A queue held behind a failed run would wait for a person forever: the checker reports the failure.
-      if (!runs.empty() && runs.back().state == RunState::kFailed && queued > 0) return 0;
+      // A queue held behind a failed run, or behind an interrupted one the resume did not continue, would
+      // wait for a person forever: the checker reports the run.
+      if (!runs.empty() && queued > 0 &&
+          (runs.back().state == RunState::kFailed ||
+           (runs.back().state == RunState::kInterrupted && acks_.contains("resume-1")))) {
+        return 0;
+      }
       // The store is read again when the engine reports anything (a run moved, an approval was asked).
       seen = answers_.wait_for_event(seen, std::chrono::milliseconds(20));
     }
@@ -297,7 +446,9 @@ class Driver {
   Answers& answers_;
   RunRepository runs_;
   QueueRepository queue_;
+  const std::string kill_on_ack_;  // "" when the agent does not kill itself
   std::map<std::string, json> acks_;
+  bool interrupted_here_ = false;  // this process saw an interrupt ACKed as interrupted
 };
 
 void write_hits(const fs::path& dir, const FailPoints& points) {
@@ -306,7 +457,10 @@ void write_hits(const fs::path& dir, const FailPoints& points) {
   std::ofstream(dir / kHitsFile) << hits.dump(2) << "\n";
 }
 
-int run_agent(const fs::path& dir) {
+int run_agent(const fs::path& dir, const std::string& kill_on_ack) {
+  // Before the engine opens the store and recovers what the last process left.
+  for (const std::string& violation : check_interrupt_held(dir))
+    append_durably(dir / kObservedFile, violation);
   FailPoints fail_points;
   if (auto armed = fail_points.arm_from_env(); !armed) {
     std::cerr << armed.error().to_string() << "\n";
@@ -345,7 +499,7 @@ int run_agent(const fs::path& dir) {
     DirectTransport transport(engine);
     Answers answers;
     auto subscription = transport.on_event([&answers](const AgentEvent& event) { answers.on_event(event); });
-    Driver driver(dir, **store, transport, answers, clock);
+    Driver driver(dir, **store, transport, answers, clock, kill_on_ack);
     status = driver.run();
   }
   if (status == 0) write_hits(dir, fail_points);
@@ -356,9 +510,10 @@ int run_agent(const fs::path& dir) {
 }  // namespace keel::crash
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: keel_crash_agent DIR\n";
+  const bool kill = argc == 4 && std::string(argv[2]) == keel::crash::kKillOnAckFlag;
+  if (argc != 2 && !kill) {
+    std::cerr << "usage: keel_crash_agent DIR [" << keel::crash::kKillOnAckFlag << " COMMAND_ID]\n";
     return 2;
   }
-  return keel::crash::run_agent(argv[1]);
+  return keel::crash::run_agent(argv[1], kill ? argv[3] : "");
 }

@@ -1,6 +1,7 @@
 // tests/crash/crash_invariants.cc — see crash_invariants.h.
 #include "crash/crash_invariants.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -36,6 +37,13 @@ std::map<std::string, json> read_answers(const fs::path& file) {
 bool acked(const std::map<std::string, json>& answers, const std::string& id) {
   auto it = answers.find(id);
   return it != answers.end() && it->second.value("answer", "") == "ack";
+}
+
+std::set<std::string> read_sent(const fs::path& file) {
+  std::set<std::string> sent;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) sent.insert(line);
+  return sent;
 }
 
 struct UserInput {
@@ -90,7 +98,10 @@ class Checker {
 
   void check_observed() {
     std::ifstream in(dir_ / kObservedFile);
-    for (std::string line; std::getline(in, line);) check_.violations.push_back("observed: " + line);
+    for (std::string line; std::getline(in, line);) {
+      check_.interrupt_violations += line.starts_with(kInterruptTag);
+      check_.violations.push_back("observed: " + line);
+    }
   }
 
   void check_thread(Transaction& tx) {
@@ -169,18 +180,32 @@ class Checker {
     }
   }
 
+  // The gatekeeper asks for every never-retry call, so each one that ran was decided first, once; an
+  // interrupt during the wait answers the call without running it, and it may then have no decision.
   void check_approvals(const std::vector<NodeRecord>& path) {
-    int decisions = 0;
-    int asked = 0;
+    std::map<std::string, int> decisions;
+    std::set<std::string> asked;
+    std::set<std::string> interrupted;
     for (const NodeRecord& node : path) {
-      decisions += node.kind == NodeKind::kApprovalDecision;
+      if (node.kind == NodeKind::kApprovalDecision) ++decisions[node.body.value("toolCallId", "")];
+      if (node.kind == NodeKind::kToolResult && node.body.value("interrupted", false)) {
+        interrupted.insert(node.body.value("toolCallId", ""));
+      }
       if (node.kind != NodeKind::kToolCall) continue;
       auto call = decode_tool_call(node.body);
-      asked += call && call->name == kRecordOnce;
+      if (call && call->name == kRecordOnce) asked.insert(call->tool_call_id);
     }
-    if (decisions != asked) {
-      check_.violations.push_back(std::to_string(asked) + " calls asked for approval but " +
-                                  std::to_string(decisions) + " decisions are on the path");
+    for (const auto& [call, count] : decisions) {
+      if (!asked.contains(call)) {
+        check_.violations.push_back("a decision for " + call +
+                                    ", which is not a never-retry call on the path");
+      }
+      if (count > 1) check_.violations.push_back(call + " was decided " + std::to_string(count) + " times");
+    }
+    for (const std::string& call : asked) {
+      if (!decisions.contains(call) && !interrupted.contains(call)) {
+        check_.violations.push_back(call + " asked for approval but no decision is on the path");
+      }
     }
   }
 
@@ -242,5 +267,45 @@ class Checker {
 }  // namespace
 
 CrashCheck check_crash_invariants(const fs::path& dir) { return Checker(dir).run(); }
+
+std::vector<std::string> check_interrupt_held(const fs::path& dir) {
+  const std::map<std::string, json> answers = read_answers(dir / kAcksFile);
+  const std::set<std::string> sent = read_sent(dir / kSentFile);
+  // Each ACKed interrupt and the run.resume that follows it in the scenario.
+  std::vector<std::pair<std::string, std::string>> held;  // (interrupt id, turn id)
+  const std::vector<ScenarioCommand> commands = scenario_commands();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (commands[i].method != "turn.interrupt" || !acked(answers, commands[i].id)) continue;
+    const json& result = answers.at(commands[i].id)["payload"]["result"];
+    if (!result.value("interrupted", false)) continue;
+    bool resumed = false;
+    for (size_t j = i + 1; j < commands.size() && !resumed; ++j) {
+      resumed = commands[j].method == "run.resume" && sent.contains(commands[j].id);
+    }
+    if (!resumed) held.emplace_back(commands[i].id, result.value("turnId", ""));
+  }
+  std::vector<std::string> violations;
+  if (held.empty() || !acked(answers, "create")) return violations;  // an interrupt needs the thread
+  auto store = open_sqlite_store({.path = (dir / kStoreFile).string()});
+  if (!store) return {kInterruptTag + std::string("the store does not open: ") + store.error().to_string()};
+  auto tx = (*store)->begin(TxMode::kRead);
+  if (!tx) return {kInterruptTag + std::string("no read transaction: ") + tx.error().to_string()};
+  const std::string thread_id = answers.at("create")["payload"]["result"].value("threadId", "");
+  SystemClock clock;
+  RunRepository runs(clock);
+  auto listed = runs.list_by_thread(**tx, thread_id);
+  if (!listed) return {kInterruptTag + std::string("runs do not read: ") + listed.error().to_string()};
+  for (const auto& [interrupt, turn] : held) {
+    auto run =
+        std::find_if(listed->begin(), listed->end(), [&](const RunRecord& r) { return r.turn_id == turn; });
+    if (run == listed->end()) {
+      violations.push_back(kInterruptTag + interrupt + " was ACKed for turn " + turn + ", which has no run");
+    } else if (run->state != RunState::kInterrupted) {
+      violations.push_back(kInterruptTag + interrupt + " was ACKed, but after the restart run " + run->id +
+                           " is " + std::string(to_string(run->state)) + ", not interrupted");
+    }
+  }
+  return violations;
+}
 
 }  // namespace keel::crash
