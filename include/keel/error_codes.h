@@ -61,6 +61,10 @@ inline constexpr char kToolCallInvalidTransition[] = "tool_call.invalid_transiti
 inline constexpr char kInteractionNotAnswered[] = "interaction.not_answered";
 inline constexpr char kInteractionAlreadyClaimed[] = "interaction.already_claimed";
 
+// tool calls (results the model sees, in a tool_result's details.code)
+// search_files: a pattern RE2 refuses (bad syntax, or a compiled program over its memory bound).
+inline constexpr char kToolInvalidRegex[] = "tool.invalid_regex";
+
 // command receipts (spec §5.1)
 inline constexpr char kSubmissionConflict[] = "command.submission_conflict";
 inline constexpr char kInvalidCommand[] = "invalid_command";
