@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential g++ cmake ninja-build ccache pkg-config git
   libboost1.81-dev
-  nlohmann-json3-dev libvalijson-dev
+  nlohmann-json3-dev libvalijson-dev libre2-dev
   libsqlite3-dev sqlite3 libpq-dev
   libssl-dev openssl libsodium-dev libcurl4-openssl-dev
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev

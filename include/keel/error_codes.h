@@ -61,6 +61,14 @@ inline constexpr char kToolCallInvalidTransition[] = "tool_call.invalid_transiti
 inline constexpr char kInteractionNotAnswered[] = "interaction.not_answered";
 inline constexpr char kInteractionAlreadyClaimed[] = "interaction.already_claimed";
 
+// tool calls (results the model sees, in a tool_result's details.code)
+// search_files: a pattern RE2 refuses (bad syntax, or a compiled program over its memory bound).
+inline constexpr char kToolInvalidRegex[] = "tool.invalid_regex";
+// The call ran past its time budget (EngineOptions::tool_time_budget); its cancellation fired.
+inline constexpr char kToolTimedOut[] = "tool.timed_out";
+// Recovery did not run a retry-safe call again: earlier runs of it ended with the process dying.
+inline constexpr char kToolNotRetried[] = "tool.not_retried";
+
 // command receipts (spec §5.1)
 inline constexpr char kSubmissionConflict[] = "command.submission_conflict";
 inline constexpr char kInvalidCommand[] = "invalid_command";

@@ -21,6 +21,7 @@
 // trusted. execute() is then never called for that call.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -112,7 +113,15 @@ class AgentTool {
     (void)params;
     return ToolTarget{};
   }
-  // `params` were validated against spec().parameters.
+  // How long one call may run before the engine ends it (tool.timed_out) and cancels it. nullopt (the
+  // default): the engine's budget (EngineOptions::tool_time_budget). A tool whose calls legitimately run
+  // longer (wait) asks for what the call needs.
+  virtual std::optional<std::chrono::milliseconds> time_budget(const nlohmann::json& params) const {
+    (void)params;
+    return std::nullopt;
+  }
+  // `params` were validated against spec().parameters. The engine calls it on a worker thread of its own,
+  // never on an I/O thread, so it may block or compute; it should still honour `cancel`.
   virtual void execute(ToolCallContext context, nlohmann::json params,
                        std::function<void(Result<ToolResult>)> done) = 0;
 

@@ -246,6 +246,8 @@ EngineCore::Impl::~Impl() {
     std::unique_lock<std::mutex> lock(running_mu_);
     running_cv_.wait(lock, [&] { return running_ == 0; });
   }
+  // Every turn has ended; a tool that ignores its cancellation is left behind after the grace.
+  tool_workers_.shutdown(options_.tool_shutdown_grace);
   admissions_.join();  // their answers are posted to strands the io threads still run
   work_.reset();
   io_.stop();

@@ -17,6 +17,7 @@
 // turns, waits for them to write their terminal state, and stops the engine's threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -83,6 +84,15 @@ struct EngineOptions {
   CompactionSettings compaction;
   size_t max_tool_output_chars = 30000;
   int io_threads = 1;
+  // Tool calls run on the engine's own worker threads, never on the I/O threads (engine/tool_workers.h):
+  // at most this many at once.
+  size_t tool_threads = 8;
+  // How long one tool call may run before it ends with tool.timed_out and its cancellation fires, unless
+  // the tool asks for more (AgentTool::time_budget: the wait tool asks for its wait).
+  std::chrono::milliseconds tool_time_budget{std::chrono::minutes(10)};
+  // At shutdown, how long the engine waits for tools still running (their turns have been interrupted)
+  // before it leaves them behind on detached threads (engine/tool_workers.h).
+  std::chrono::milliseconds tool_shutdown_grace{std::chrono::seconds(2)};
   // false: the constructor leaves the runs an earlier process left unfinished alone until recover(), so a
   // host can subscribe first and its clients see the recovered turns' events from their turn.start on. The
   // host must call recover() before it submits the first op (a thread whose run is not taken up yet looks
@@ -108,6 +118,8 @@ struct EngineDeps {
   // Optional: named points where crash tests kill the process between a step's side effect and its
   // transaction (docs/architecture.md lists them). Only the crash action is meaningful there.
   FailPoints* fail_points = nullptr;
+  // Optional: the timers of tool calls' time budgets (tests drive them by hand); default: the engine's own.
+  Scheduler* tool_timers = nullptr;
 };
 
 class EngineCore {

@@ -111,6 +111,7 @@ struct HarnessOptions {
   Gatekeeper* gatekeeper = nullptr;   // default: allow all
   FailPoints* fail_points = nullptr;  // passed to the store
   bool with_task_provider = false;
+  Scheduler* tool_timers = nullptr;  // EngineDeps::tool_timers
 };
 
 class EngineHarness {
@@ -138,6 +139,7 @@ class EngineHarness {
                     options_.gatekeeper ? options_.gatekeeper : &allow_all_,
                     &clock,
                     &ids};
+    deps.tool_timers = options_.tool_timers;
     engine = std::make_unique<EngineCore>(deps, options_.engine);
     transport = std::make_unique<DirectTransport>(*engine);
     subscription = transport->on_event([this](const AgentEvent& event) { log.add(event); });

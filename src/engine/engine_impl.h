@@ -19,6 +19,8 @@
 #include "engine/async_inbox.h"
 #include "engine/engine_core.h"
 #include "engine/event_bus.h"
+#include "engine/tool_dispatch.h"
+#include "engine/tool_workers.h"
 #include "keel/cancellation.h"
 #include "store/commands.h"
 #include "store/interaction_repository.h"
@@ -142,6 +144,17 @@ class EngineCore::Impl final {
   void arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer);
   boost::asio::io_context& io() { return io_; }
   Scheduler& scheduler() { return scheduler_; }
+  // Runs a tool call on the engine's tool workers within its time budget (engine/tool_dispatch.h).
+  [[nodiscard]] std::unique_ptr<ToolCallHandle> dispatch_tool(const RegisteredTool& tool,
+                                                              ToolCallContext context,
+                                                              const nlohmann::json& arguments,
+                                                              ToolCallSinks sinks) {
+    const std::chrono::milliseconds budget =
+        tool.implementation->time_budget(arguments).value_or(options_.tool_time_budget);
+    Scheduler& timers = deps_.tool_timers != nullptr ? *deps_.tool_timers : scheduler_;
+    return dispatch_tool_call(tool_workers_, timers, tool.implementation, std::move(context), arguments,
+                              budget, std::move(sinks));
+  }
 
   // Called on the actor's strand when its turn's coroutine has ended, with the run's last state.
   void turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
@@ -229,6 +242,10 @@ class EngineCore::Impl final {
   void recover_runs();
   std::once_flag recovered_;
   void restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
+  // Before recovery runs a retry-safe call again: commits the attempt in the run's dispatch record, or,
+  // when recovery already ran it kMaxRecoveryAttempts times, its tool.not_retried result instead. Returns
+  // the run as the continuation takes it up.
+  Result<RunRecord> count_recovery_attempt(const RunRecord& run, const ToolRegistryGeneration& generation);
   // The run is the thread's active turn again and a continuation runner picks it up.
   void continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,
                           std::shared_ptr<const ToolRegistryGeneration> generation);
@@ -267,6 +284,8 @@ class EngineCore::Impl final {
   // Steer admissions' transactions run here, so they commit while the turn's runner waits for its own
   // commits, and the store's group commit can make both durable with one sync.
   boost::asio::thread_pool admissions_{1};
+  // Tool calls run here, never on io_threads_ (engine/tool_workers.h).
+  ToolWorkers tool_workers_{options_.tool_threads};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   AsioScheduler scheduler_{io_};
   Strand control_;  // engine-wide ops (thread.create, thread.list, interaction answers)

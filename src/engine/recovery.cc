@@ -12,10 +12,18 @@
 //     recovery class — retry-safe runs again; inspect-first gets a result saying the outcome is unknown
 //     and to inspect before retrying; never-retry moves the run to paused_uncertain until the person
 //     chooses (run.resolveUncertain{retry | mark_done | fail}).
+//   - a retry-safe call about to run again is counted first: its dispatch record, with
+//     `recoveryAttempts`, commits before the continuation runs it. A call that recovery already ran
+//     kMaxRecoveryAttempts times without a result (each time the process died: it may be what kills it)
+//     is not run again; the model gets an error result (tool.not_retried) and the run goes on. Otherwise a
+//     call that crashes the process would crash every start after it.
 // Interrupted, budget-paused and paused_uncertain runs wait for the person; initialize lists them.
 // A queue whose thread's last turn ended normally starts its front input, as it would have had the process
 // lived past that turn's end (the end and the queue's start are two transactions).
 #include <boost/asio/post.hpp>
+#include <optional>
+#include <set>
+#include <string>
 
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
@@ -33,6 +41,31 @@ namespace {
 bool is_dispatch(const json& pending) {
   return pending.is_object() && pending.contains("toolCallId") && !pending.contains("approvalId") &&
          !pending.contains("interactionId");
+}
+
+// How many times recovery runs a retry-safe call again when each run ended with the process dying.
+constexpr int kMaxRecoveryAttempts = 1;
+
+// The call of the run's last response that has no result yet (calls run in order, so it is the one that
+// was running when the process died), if any.
+Result<std::optional<NodeRecord>> first_unanswered_call(Transaction& tx, ThreadRepository& threads,
+                                                        const RunRecord& run) {
+  ThreadRecord thread = KEEL_TRY(threads.get(tx, run.thread_id));
+  std::optional<NodeRecord> first;
+  std::set<std::string> answered;
+  std::optional<std::string> at = thread.leaf_node_id;
+  while (at) {
+    NodeRecord node = KEEL_TRY(threads.get_node(tx, *at));
+    if (node.kind == NodeKind::kAssistantMessage) break;
+    if (node.kind == NodeKind::kToolResult) answered.insert(node.body.value("toolCallId", ""));
+    // Walking back: the last one seen is the earliest.
+    if (node.kind == NodeKind::kToolCall && node.run_id == run.id &&
+        !answered.contains(node.body.value("toolCallId", ""))) {
+      first = node;
+    }
+    at = node.parent_id;
+  }
+  return first;
 }
 
 // A tool_result the engine writes for a call on the run's behalf (recovery, the person's resolution).
@@ -109,6 +142,7 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
   // One generation for classifying the dispatched call, verifying the run's environment and binding its
   // tools (spec §4): the continuation runner gets this one, not whatever the registry holds by then.
   std::shared_ptr<const ToolRegistryGeneration> generation = deps_.tools->snapshot();
+  RunRecord current = run;
   const json pending = run.pending_tool.value_or(json::object());
   if (is_dispatch(pending)) {
     const RegisteredTool* tool = generation->find(pending.value("name", ""));
@@ -146,10 +180,58 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
         return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
       });
       if (!answered) return;
+      current = *answered;
     }
-    // retry-safe: the continuation runs the call again.
+    // retry-safe: the continuation runs the call again, counted below.
   }
-  continue_recovered(actor, run, std::move(generation));
+  auto counted = count_recovery_attempt(current, *generation);
+  if (!counted) return;  // the run keeps its state; the next start classifies it again
+  continue_recovered(actor, *counted, std::move(generation));
+}
+
+Result<RunRecord> EngineCore::Impl::count_recovery_attempt(const RunRecord& run,
+                                                         const ToolRegistryGeneration& generation) {
+  auto read = store().begin(TxMode::kRead);
+  if (!read) return std::unexpected(std::move(read).error());
+  auto call = first_unanswered_call(**read, threads_, run);
+  (void)(*read)->commit();
+  if (!call) return std::unexpected(std::move(call).error());
+  if (!*call) return run;  // nothing was running: the run goes on to the model
+  const NodeRecord& node = **call;
+  const std::string tool_call_id = node.body.value("toolCallId", "");
+  const std::string name = node.body.value("name", "");
+  const RegisteredTool* tool = generation.find(name);
+  // Only a retry-safe call may have run without a dispatch record; the others never started (theirs
+  // commits before they run) or were decided above.
+  if (tool == nullptr || tool->descriptor->recovery != ToolRecovery::kRetrySafe) return run;
+  const json pending = run.pending_tool.value_or(json::object());
+  const int attempts = is_dispatch(pending) && pending.value("toolCallId", "") == tool_call_id
+                           ? pending.value("recoveryAttempts", 0)
+                           : 0;
+  return write([&](Transaction& tx) -> Result<RunRecord> {
+    if (attempts < kMaxRecoveryAttempts) {
+      RunUpdate update;
+      update.pending_tool = json{{"toolCallId", tool_call_id},
+                                 {"name", name},
+                                 {"nodeId", node.id},
+                                 {"recoveryAttempts", attempts + 1}};
+      return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
+    }
+    auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
+        .tool_call_id = tool_call_id,
+        .content = text_result("keel stopped while this call was running, " + std::to_string(attempts + 1) +
+                               " times in a row, so it was not run again: it may be what stops keel. Do not "
+                               "repeat it as it was; change the call (for example a simpler pattern or a "
+                               "smaller input) or do without it.")
+                       .content,
+        .is_error = true,
+        .details = json{{"code", codes::kToolNotRetried}, {"recoveryAttempts", attempts}}}));
+    body["notRetried"] = true;
+    KEEL_TRY(threads_.append(tx, result_node(deps_.ids->next_id(), run, std::move(body))));
+    RunUpdate update;
+    update.clear_pending_tool = run.pending_tool.has_value();
+    return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
+  });
 }
 
 void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,

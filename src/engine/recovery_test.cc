@@ -23,13 +23,15 @@ using testing::ScriptedResponse;
 // executions.
 class FlakyOnceTool final : public AgentTool {
  public:
-  FlakyOnceTool(std::string name, ToolEffects effects, std::optional<ToolRecovery> recovery) {
+  FlakyOnceTool(std::string name, ToolEffects effects, std::optional<ToolRecovery> recovery,
+                int blocking_runs = 1)
+      : blocking_runs_(blocking_runs) {
     spec_ = testing::simple_spec(std::move(name), effects);
     spec_.recovery = recovery;
   }
   const ToolSpec& spec() const override { return spec_; }
   void execute(ToolCallContext context, json, std::function<void(Result<ToolResult>)> done) override {
-    if (++runs == 1) {
+    if (++runs <= blocking_runs_) {
       context.progress(ToolProgress{"working", nullptr});
       auto shared = std::make_shared<std::function<void(Result<ToolResult>)>>(std::move(done));
       registration_ = context.cancel.on_cancel([shared] { (*shared)(fail(codes::kCancelled, "cancelled")); });
@@ -40,6 +42,7 @@ class FlakyOnceTool final : public AgentTool {
   std::atomic<int> runs{0};
 
  private:
+  const int blocking_runs_;
   ToolSpec spec_;
   CancellationRegistration registration_;
 };
@@ -57,8 +60,10 @@ class RecoveryTest : public ::testing::Test {
          std::vector<std::tuple<std::string, ToolEffects, std::optional<ToolRecovery>>>{
              {"send_mail", ToolEffects::kWrite, std::nullopt},  // never-retry by default
              {"deploy", ToolEffects::kWrite, ToolRecovery::kInspectFirst},
-             {"fetch", ToolEffects::kRead, std::nullopt}}) {  // retry-safe by default
-      auto tool = std::make_shared<FlakyOnceTool>(name, effects, recovery);
+             {"fetch", ToolEffects::kRead, std::nullopt},  // retry-safe by default
+             {"search", ToolEffects::kRead, std::nullopt}}) {
+      // search stands for a call that kills the process every time it runs (issue 14: a regex).
+      auto tool = std::make_shared<FlakyOnceTool>(name, effects, recovery, name == "search" ? 1000 : 1);
       tools[name] = tool;
       ASSERT_TRUE(h.tools.register_tool(tool));
     }
@@ -174,6 +179,55 @@ TEST_F(RecoveryTest, ARetrySafeCallRunsAgainAndTheRunContinues) {
   EXPECT_EQ(tools["fetch"]->runs, 2);
   ASSERT_EQ(results().size(), 1u);
   EXPECT_FALSE(results()[0].body.value("isError", true));
+}
+
+// Issue 14: a retry-safe call that kills the process would kill every start after it, since recovery runs
+// it again each time. Recovery counts its attempts in the run's dispatch record before running it, and a
+// call it already ran once (and the process died again) gets an error result instead.
+TEST_F(RecoveryTest, ARetrySafeCallThatKeepsKillingTheProcessIsNotRunAThirdTime) {
+  const std::string run_id = crash_while_running("search");
+  h.start();  // recovery counts its first attempt, then runs the call again: it "kills" the process again
+  h.wait_tool_progress(thread, 2);
+  EXPECT_EQ(tools["search"]->runs, 2);
+  const json recorded = h.run(run_id).pending_tool.value_or(json());
+  EXPECT_EQ(recorded.value("toolCallId", ""), "c1") << recorded;
+  EXPECT_EQ(recorded.value("recoveryAttempts", 0), 1) << recorded;
+  crash();
+
+  h.provider.push(ScriptedResponse::text("the search crashed keel; I will narrow it"));
+  h.start();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["search"]->runs, 2);  // not run a third time
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_TRUE(results()[0].body.value("isError", false));
+  EXPECT_EQ(results()[0].body["details"]["code"], codes::kToolNotRetried) << results()[0].body;
+  EXPECT_FALSE(h.run(run_id).pending_tool.has_value());
+  // The model was told.
+  const auto requests = h.provider.requests();
+  ASSERT_GE(requests.size(), 2u);
+  EXPECT_NE(requests.back().messages.back().content.front().text.find("not run again"), std::string::npos);
+}
+
+// The same bound from store state alone: a run whose dispatch record says recovery already ran the call.
+TEST_F(RecoveryTest, ACallRecoveryAlreadyRanIsAnsweredWithoutRunningIt) {
+  const std::string run_id = crash_while_running("fetch");
+  {
+    RunRepository runs(h.clock);
+    auto tx = h.store().begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    RunRecord run = *runs.get(**tx, run_id);
+    RunUpdate update;
+    update.pending_tool =
+        json{{"toolCallId", "c1"}, {"name", "fetch"}, {"nodeId", "x"}, {"recoveryAttempts", 1}};
+    ASSERT_TRUE(runs.transition(**tx, run_id, run.revision, RunState::kExecutingTool, update));
+    ASSERT_TRUE((*tx)->commit());
+  }
+  h.provider.push(ScriptedResponse::text("ok"));
+  h.start();
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["fetch"]->runs, 1);
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_EQ(results()[0].body["details"]["code"], codes::kToolNotRetried) << results()[0].body;
 }
 
 TEST_F(RecoveryTest, ARunThatDiedWhileTheModelStreamedContinuesByItself) {

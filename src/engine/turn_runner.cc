@@ -1078,16 +1078,15 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   context.tool_call_id = call.tool_call_id;
   context.thread_id = thread_id();
   context.cancel = cancel_;
-  context.progress = [inbox](ToolProgress progress) { inbox->push(std::move(progress)); };
   engine_.crash_point("tool.execute.before");
   in_flight_call_ = call.tool_call_id;
-  try {
-    tool->implementation->execute(context, call.arguments, [inbox](Result<ToolResult> result) {
-      inbox->push(ToolDone{std::move(result)});
-    });
-  } catch (const std::exception& e) {
-    inbox->push(ToolDone{fail(codes::kToolFailed, std::string("the tool threw: ") + e.what())});
-  }
+  // On the engine's tool workers, never on this I/O thread, within the call's time budget (its timeout
+  // arrives as a tool.timed_out outcome); nothing the tool reports after this frame ends reaches the loop.
+  const std::unique_ptr<ToolCallHandle> running = engine_.dispatch_tool(
+      *tool, std::move(context), call.arguments,
+      ToolCallSinks{
+          .progress = [inbox](ToolProgress progress) { inbox->push(std::move(progress)); },
+          .done = [inbox](Result<ToolResult> result) { inbox->push(ToolDone{std::move(result)}); }});
   std::optional<Result<ToolResult>> outcome;
   while (!outcome) {
     flush_before_waiting(*inbox);

@@ -184,6 +184,16 @@ class WaitCall : public std::enable_shared_from_this<WaitCall> {
 
 WaitTool::WaitTool(Scheduler& scheduler) : scheduler_(scheduler), spec_(wait_spec()) {}
 
+std::optional<std::chrono::milliseconds> WaitTool::time_budget(const nlohmann::json& params) const {
+  const auto seconds = params.find("seconds");
+  double wait = kMaxSeconds;  // arguments the call will refuse still get a budget that fits any wait
+  if (seconds != params.end() && seconds->is_number() && seconds->get<double>() >= 0 &&
+      seconds->get<double>() <= kMaxSeconds) {
+    wait = seconds->get<double>();
+  }
+  return std::chrono::milliseconds(std::llround(wait * 1000)) + kBudgetMargin;
+}
+
 void WaitTool::execute(ToolCallContext context, nlohmann::json params,
                        std::function<void(Result<ToolResult>)> done) {
   if (context.cancel.is_cancelled()) {

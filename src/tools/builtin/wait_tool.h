@@ -17,7 +17,9 @@
 // The scheduler must outlive every call in flight; the tool itself may be destroyed earlier.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <optional>
 
 #include "keel/scheduler.h"
 #include "keel/tool.h"
@@ -29,7 +31,12 @@ class WaitTool final : public AgentTool {
   static constexpr double kMaxSeconds = 3600;
   explicit WaitTool(Scheduler& scheduler);
 
+  // Added to the wait for the engine's time budget of a call (which would otherwise cut a long wait short).
+  static constexpr std::chrono::milliseconds kBudgetMargin{std::chrono::minutes(1)};
+
   const ToolSpec& spec() const override { return spec_; }
+  // The wait itself plus a margin: a wait may be longer than the engine's default budget.
+  std::optional<std::chrono::milliseconds> time_budget(const nlohmann::json& params) const override;
   void execute(ToolCallContext context, nlohmann::json params,
                std::function<void(Result<ToolResult>)> done) override;
 

@@ -4,16 +4,17 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
-#include <regex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include <re2/re2.h>
+
 #include "keel/error_codes.h"
 #include "tools/builtin/tool_support.h"
-#include "tools/regex_support.h"
 #include "tools/tool_errors.h"
 
 namespace keel::builtin {
@@ -166,16 +167,24 @@ ToolSpec search_files_spec() {
   spec.label = "Search files";
   spec.description =
       "Search the text files under a path in the workspace (the workspace root when path is omitted) for "
-      "lines containing pattern, case-sensitively. With regex set to true, pattern is an ECMAScript regular "
-      "expression. Each match is reported as 'path:line: text'.";
+      "lines containing pattern, case-sensitively. With regex set to true, pattern is a regular expression "
+      "in RE2 syntax, matched against each line: Perl-like classes (\\d \\w \\s \\b), [...], groups "
+      "(...) and (?:...), alternation |, repetition * + ? {n,m} (lazy with ?), anchors ^ $ for the line, "
+      "flags such as (?i); no backreferences and no lookaround (?= ?! ?<= ?<!). Each match is reported as "
+      "'path:line: text'.";
   spec.parameters = {
       {"type", "object"},
       {"properties",
        {{"pattern",
-         {{"type", "string"}, {"minLength", 1}, {"description", "Text to find, or a regular expression."}}},
+         {{"type", "string"},
+          {"minLength", 1},
+          {"maxLength", SearchFilesTool::kMaxPatternBytes},
+          {"description", "Text to find, or a regular expression."}}},
         {"regex",
          {{"type", "boolean"},
-          {"description", "Treat pattern as an ECMAScript regular expression. Default: false."}}},
+          {"description",
+           "Treat pattern as a regular expression (RE2 syntax: no backreferences or lookaround). Default: "
+           "false."}}},
         {"path",
          {{"type", "string"},
           {"description", "Folder or file to search, relative to the workspace root. Default: the root."}}},
@@ -311,24 +320,26 @@ Result<ToolResult> SearchFilesTool::run(const ToolCallContext& context, const nl
   const auto max_results = static_cast<size_t>(params.value("maxResults", kDefaultMaxResults));
   const WorkspacePath path = KEEL_TRY(resolve_path_argument(params));
 
-  std::regex regex;
+  // RE2 matches in time linear in the text and in memory bounded by max_mem, whatever the pattern: a
+  // pattern chosen by the model (or by text injected into a file it read) cannot hang or overflow the
+  // stack the way a backtracking matcher does. A pattern RE2 refuses (bad syntax, a program over the memory
+  // bound) is the model's error to correct.
+  std::optional<RE2> regex;
   if (use_regex) {
-    detail::prepare_concurrent_regex();
-    try {
-      regex = std::regex(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return fail(codes::kInvalidArgument,
-                  "/pattern: not a valid regular expression: " + std::string(e.what()));
+    RE2::Options options;
+    options.set_log_errors(false);
+    options.set_never_capture(true);  // only whether a line matches counts
+    options.set_max_mem(kMaxRegexMemoryBytes);
+    regex.emplace(pattern, options);
+    if (!regex->ok()) {
+      return fail(codes::kToolInvalidRegex,
+                  "/pattern: not a regular expression RE2 accepts: " + regex->error() +
+                      (regex->error_code() == RE2::ErrorPatternTooLarge ? " (simplify it)" : ""));
     }
   }
   const auto matches = [&](std::string_view line) {
-    if (!use_regex) return line.find(pattern) != std::string_view::npos;
-    const std::string_view bounded = line.substr(0, kMaxRegexLineBytes);
-    try {
-      return std::regex_search(bounded.begin(), bounded.end(), regex);
-    } catch (const std::regex_error&) {
-      return false;  // too complex for this line (error_complexity / error_stack): not a match
-    }
+    if (!regex) return line.find(pattern) != std::string_view::npos;
+    return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *regex);
   };
 
   nlohmann::json found = nlohmann::json::array();

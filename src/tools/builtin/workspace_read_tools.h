@@ -6,6 +6,7 @@
 // `details` carries the structured result for the UI.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "tools/builtin/workspace_tool.h"
@@ -37,12 +38,16 @@ class ReadFileTool final : public WorkspaceTool {
 };
 
 // search_files {pattern, regex?, path?, maxResults?}: lines of the text files under `path` that contain
-// `pattern` (or match it as an ECMAScript regex), as "path:line: text". Binary files and files over the
-// workspace's size limit are skipped. Errors: invalid_argument for a bad regex, workspace.not_found.
+// `pattern` (or match it as an RE2 regular expression), as "path:line: text". Binary files and files over
+// the workspace's size limit are skipped. Matching is linear in the text and its memory bounded, so no
+// pattern can hang or crash it. Errors: tool.invalid_regex for a pattern RE2 refuses, workspace.not_found.
 class SearchFilesTool final : public WorkspaceTool {
  public:
   static constexpr int kDefaultMaxResults = 100;
-  static constexpr size_t kMaxRegexLineBytes = 4096;  // std::regex recurses per character: bound its input
+  static constexpr int kMaxPatternBytes = 4096;
+  // RE2's budget for the compiled program and its DFA caches; a pattern that needs more is refused, and a
+  // search that fills the DFA cache goes on with the slower, still linear, NFA.
+  static constexpr int64_t kMaxRegexMemoryBytes = int64_t{8} << 20;
   explicit SearchFilesTool(std::shared_ptr<const Workspace> workspace);
 
  private:

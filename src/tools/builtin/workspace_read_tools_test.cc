@@ -210,7 +210,46 @@ TEST_F(WorkspaceReadToolsTest, SearchFilesWithRegexAndPath) {
 
 TEST_F(WorkspaceReadToolsTest, SearchFilesRejectsAnInvalidRegex) {
   SearchFilesTool tool(workspace_);
-  expect_error(tool, {{"pattern", "(unclosed"}, {"regex", true}}, codes::kInvalidArgument);
+  expect_error(tool, {{"pattern", "(unclosed"}, {"regex", true}}, codes::kToolInvalidRegex);
+  // RE2 has no backreferences or lookaround: refused, not misread.
+  expect_error(tool, {{"pattern", "(a)\\1"}, {"regex", true}}, codes::kToolInvalidRegex);
+  expect_error(tool, {{"pattern", "a(?=b)"}, {"regex", true}}, codes::kToolInvalidRegex);
+}
+
+TEST_F(WorkspaceReadToolsTest, SearchFilesRefusesAPatternOverItsMemoryBound) {
+  SearchFilesTool tool(workspace_);
+  // Each counted repetition is within RE2's limit, but the program it compiles to is not within max_mem.
+  const std::string huge = "([a-z0-9]{1000}x){1000}";
+  auto result = run_tool(tool, {{"pattern", huge}, {"regex", true}});
+  ASSERT_FALSE(result.has_value()) << text_of(*result);
+  EXPECT_EQ(result.error().code(), codes::kToolInvalidRegex) << result.error().to_string();
+  // And a pattern longer than the schema allows never reaches RE2.
+  expect_error(tool, {{"pattern", std::string(SearchFilesTool::kMaxPatternBytes + 1, 'a')}, {"regex", true}},
+               codes::kInvalidArgument);
+}
+
+// Issue 14: a backtracking matcher overflowed its stack on the first pattern and never returned on the
+// second. RE2 answers both in time linear in the line.
+TEST_F(WorkspaceReadToolsTest, SearchFilesSurvivesPatternsThatDefeatABacktrackingMatcher) {
+  std::string abab;
+  while (abab.size() < 4096) abab += "ab";
+  const std::string many_a = std::string(100, 'a') + "!";
+  write_text(root_ / "big" / "abab.txt", abab + "\n" + abab + "c\n");
+  write_text(root_ / "big" / "aaa.txt", many_a + "\n" + std::string(64, 'a') + "\n");
+  auto big = Workspace::open(root_, WorkspaceLimits{.max_file_bytes = 1 << 20}).value();
+  SearchFilesTool tool(big);
+
+  auto nested = run_tool(tool, {{"pattern", "((((((((((a|b))))))))))*c"}, {"regex", true}, {"path", "big"}});
+  ASSERT_TRUE(nested.has_value()) << nested.error().to_string();
+  ASSERT_EQ(nested->details.at("matches").size(), 1u) << text_of(*nested);
+  EXPECT_EQ(nested->details.at("matches")[0].at("path"), "big/abab.txt");
+  EXPECT_EQ(nested->details.at("matches")[0].at("line"), 2);
+
+  auto alternation = run_tool(tool, {{"pattern", "^(a|aa)+$"}, {"regex", true}, {"path", "big"}});
+  ASSERT_TRUE(alternation.has_value()) << alternation.error().to_string();
+  ASSERT_EQ(alternation->details.at("matches").size(), 1u) << text_of(*alternation);
+  EXPECT_EQ(alternation->details.at("matches")[0].at("path"), "big/aaa.txt");
+  EXPECT_EQ(alternation->details.at("matches")[0].at("line"), 2);
 }
 
 TEST_F(WorkspaceReadToolsTest, SearchFilesStopsAtMaxResults) {
