@@ -25,14 +25,15 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/cli_errors.h"
 #include "keel/error.h"
 
 namespace keel::cli {
 
-inline constexpr char kDemoFilesMissing[] = "demo.files_missing";  // no demo/ beside keel or in the sources
-inline constexpr char kDemoDirNotEmpty[] = "demo.dir_not_empty";   // --dir names a folder that holds files
-inline constexpr char kDemoDirFailed[] = "demo.dir_failed";        // the folder cannot be made or filled
-inline constexpr char kDemoNoResult[] = "demo.no_result";          // the turn ended without SUMMARY.md
+using codes::kDemoDirFailed;
+using codes::kDemoDirNotEmpty;
+using codes::kDemoFilesMissing;
+using codes::kDemoNoResult;
 
 // The task the demo gives, the steer it sends, and the file the task must produce (in the workspace).
 inline constexpr char kDemoTask[] = "Read the notes in this folder and write SUMMARY.md with the open items.";

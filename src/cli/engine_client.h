@@ -19,11 +19,12 @@
 #include <string>
 
 #include "keel/error.h"
+#include "cli/cli_errors.h"
 #include "keel/transport.h"
 
 namespace keel::cli {
 
-inline constexpr char kNoAnswer[] = "client.no_answer";
+using codes::kNoAnswer;
 
 class EngineClient {
  public:

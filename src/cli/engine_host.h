@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_errors.h"
 #include "config/config.h"
 #include "keel/error.h"
 #include "keel/store.h"
@@ -31,8 +32,8 @@ class FailPoints;
 
 namespace keel::cli {
 
-inline constexpr char kStoreInUse[] = "host.store_in_use";
-inline constexpr char kNoModel[] = "host.no_model";
+using codes::kNoModel;
+using codes::kStoreInUse;
 
 struct HostOptions {
   config::Config config;

@@ -41,10 +41,18 @@ TEST_F(OpBoundaryTest, HandlerThatThrowsIsAnsweredInternalAndTheEngineGoesOn) {
   ASSERT_EQ(thrown.type, "command.rejected") << thrown.payload.dump();
   EXPECT_EQ(thrown.payload["error"]["code"], codes::kInternal);
   EXPECT_EQ(thrown.payload["method"], "turn.interrupt");
-  // The same on the engine-wide strand.
-  AgentEvent engine_wide = h.request("initialize", {{"subscribe", "yes"}});
-  ASSERT_EQ(engine_wide.type, "command.rejected") << engine_wide.payload.dump();
-  EXPECT_EQ(engine_wide.payload["error"]["code"], codes::kInternal);
+  // The same on the engine-wide strand: initialize answers first, then reads `subscribe` and throws, so its
+  // internal rejection follows its ack.
+  h.transport->send(Op{"initialize", "test-client", "bad-initialize", {{"subscribe", "yes"}}});
+  EXPECT_TRUE(h.log.wait_until([](const std::vector<AgentEvent>& events) {
+    for (const AgentEvent& event : events) {
+      if (event.type == "command.rejected" && event.payload.value("submissionId", "") == "bad-initialize" &&
+          event.payload["error"].value("code", "") == codes::kInternal) {
+        return true;
+      }
+    }
+    return false;
+  }));
   // The engine still serves, on that thread and elsewhere.
   h.provider.push(testing::ScriptedResponse::text("still here"));
   EXPECT_EQ(h.run_turn(thread, "hello").payload["stopReason"], "end");

@@ -5,8 +5,9 @@
 //   - the registry: every `inline constexpr char kName[] = "code";` inside a `keel::codes` namespace of a
 //     header under include/ or src/ (keel/error_codes.h and the layers' *_errors.h headers that are pending
 //     their merge into it);
-//   - the uses: every string literal passed as an error code in a non-test source file under src/ —
-//     `fail("a.b", ...)`, `Error("a.b", ...)`, `{"code", "a.b"}` — for code that names no constant;
+//   - the uses: every error code passed in a non-test source file under src/ — a string literal
+//     (`fail("a.b", ...)`, `Error("a.b", ...)`, `{"code", "a.b"}`) or a constant of any namespace
+//     (`fail(kNoModel, ...)`), resolved to its value;
 //   - the documentation: the table of docs/protocol.md's "## Error codes" section;
 //   - the schema: definitions.errorCode.enum of docs/protocol/keel-protocol-v1.schema.json.
 // A failure names the code and the file that holds it.
@@ -97,12 +98,57 @@ void collect_constants(const fs::path& path, std::map<std::string, std::string>&
   }
 }
 
-// code -> the first non-test file under src/ that passes it as a literal error code.
-std::map<std::string, std::string> literal_uses() {
-  std::map<std::string, std::string> uses;
+// Every `inline constexpr char kName[] = "value";` in a non-test file under src/, whatever its namespace:
+// name -> values (two namespaces may use one name).
+std::map<std::string, std::set<std::string>> all_char_constants() {
+  std::map<std::string, std::set<std::string>> constants;
+  const std::string marker = "inline constexpr char ";
   for (const fs::path& path : sources(kSourceDir / "src")) {
     if (is_test_file(path)) continue;
     const std::string text = read_file(path);
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
+      const size_t name_start = at + marker.size();
+      const size_t bracket = text.find('[', name_start);
+      const size_t equals = text.find('=', name_start);
+      if (bracket == std::string::npos || equals == std::string::npos || bracket > equals) continue;
+      const std::string value = literal_at(text, skip_space(text, equals + 1));
+      if (!value.empty()) constants[text.substr(name_start, bracket - name_start)].insert(value);
+    }
+  }
+  return constants;
+}
+
+// The identifier starting at `at` (letters, digits, '_' and '::'), without a leading `codes::`.
+std::string identifier_at(const std::string& text, size_t at) {
+  size_t end = at;
+  while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' || text[end] == ':')) {
+    ++end;
+  }
+  std::string name = text.substr(at, end - at);
+  if (const size_t colons = name.rfind("::"); colons != std::string::npos) name = name.substr(colons + 2);
+  return name;
+}
+
+// code -> the first non-test file under src/ that passes it as an error code: a string literal, or a
+// constant of any namespace (`fail(kNoModel, ...)`), resolved to its value.
+std::map<std::string, std::string> literal_uses() {
+  std::map<std::string, std::string> uses;
+  const auto constants = all_char_constants();
+  for (const fs::path& path : sources(kSourceDir / "src")) {
+    if (is_test_file(path)) continue;
+    const std::string text = read_file(path);
+    for (const std::string call : {"fail(", "Error("}) {
+      for (size_t at = text.find(call); at != std::string::npos; at = text.find(call, at + 1)) {
+        if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
+        const std::string name = identifier_at(text, skip_space(text, at + call.size()));
+        if (name.size() < 2 || name[0] != 'k') continue;
+        auto found = constants.find(name);
+        if (found == constants.end()) continue;
+        for (const std::string& code : found->second) {
+          if (looks_like_code(code)) uses.emplace(code, source_relative(path));
+        }
+      }
+    }
     for (const std::string call : {"fail(", "Error(", "Error{", "{\"code\","}) {
       for (size_t at = text.find(call); at != std::string::npos; at = text.find(call, at + 1)) {
         // A whole identifier: not the tail of another name (e.g. `on_fail(`).
@@ -165,6 +211,7 @@ TEST(ErrorRegistryTest, TheScanFindsTheCodesItMustFind) {
   EXPECT_GT(codes.size(), 100u);
   const auto uses = literal_uses();
   EXPECT_TRUE(uses.contains("thread.waiting")) << "src/cli/threads_command.cc passes it as a literal";
+  EXPECT_TRUE(uses.contains("host.no_model")) << "src/cli/engine_host.cc passes kNoModel, a constant of keel::cli";
 }
 
 TEST(ErrorRegistryTest, EveryCodeUsedInSourceIsRegisteredDocumentedAndInTheSchema) {

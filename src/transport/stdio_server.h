@@ -26,10 +26,16 @@ namespace keel {
 // The clientId of the stdio client's ops when they name none (docs/protocol.md, "JSON-RPC framing").
 inline constexpr char kStdioClientId[] = "stdio-1";
 
+inline RpcSessionOptions stdio_session_options() {
+  RpcSessionOptions options;
+  options.connection_id = kStdioClientId;
+  return options;
+}
+
 class StdioServer {
  public:
   StdioServer(EngineTransport& transport, int in_fd, int out_fd,
-              RpcSessionOptions options = {.connection_id = kStdioClientId});
+              RpcSessionOptions options = stdio_session_options());
   ~StdioServer();
   StdioServer(const StdioServer&) = delete;
   StdioServer& operator=(const StdioServer&) = delete;
