@@ -67,6 +67,11 @@ Result<int> lock_store(const fs::path& store_path) {
     return fail(codes::kStoreOpen, "cannot open " + store_path.string() + ": " + std::strerror(errno));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) {  // no lock support here (ENOLCK...): not another engine
+      const std::string reason = std::strerror(errno);
+      ::close(fd);
+      return fail(codes::kStoreOpen, "cannot lock " + store_path.string() + ": " + reason);
+    }
     const std::string pid = flock_holder(fd);
     ::close(fd);
     return fail(kStoreInUse, "another keel engine (pid " + pid + ") is running on " + store_path.string() +

@@ -75,7 +75,10 @@ TEST_P(RpcThreadStateTest, QueueListShowsTheQueueAndQueueRemoveIsReceipted) {
   EXPECT_EQ(removed["result"]["queueLength"], 1);
   auto replayed = late.request("queue.remove", remove);
   ASSERT_TRUE(replayed.contains("result")) << "a retry under the same submission is answered from its receipt";
-  EXPECT_EQ(replayed["result"], removed["result"]);
+  EXPECT_EQ(replayed["result"].value("replayed", false), true);
+  json first_answer = replayed["result"];
+  first_answer.erase("replayed");
+  EXPECT_EQ(first_answer, removed["result"]);
   auto left = late.request("queue.list", {{"threadId", thread}});
   ASSERT_EQ(left["result"]["items"].size(), 1u);
   EXPECT_EQ(left["result"]["items"][0]["input"], "second");
