@@ -61,11 +61,6 @@ inline constexpr char kToolCallInvalidTransition[] = "tool_call.invalid_transiti
 inline constexpr char kInteractionNotAnswered[] = "interaction.not_answered";
 inline constexpr char kInteractionAlreadyClaimed[] = "interaction.already_claimed";
 
-// engine: turns
-// turn.interrupt: the interrupted state could not be committed (the store refused the write); the run keeps
-// its last persisted state.
-inline constexpr char kInterruptNotPersisted[] = "turn.interrupt_not_persisted";
-
 // command receipts (spec §5.1)
 inline constexpr char kSubmissionConflict[] = "command.submission_conflict";
 inline constexpr char kInvalidCommand[] = "invalid_command";
