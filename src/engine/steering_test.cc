@@ -2,6 +2,7 @@
 // persisted nodes and the answers the client gets.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -333,16 +334,22 @@ TEST(SteeringTest, AnInterruptIsAnsweredOnlyAfterTheInterruptedStateIsCommitted)
   ASSERT_EQ(submitted.type, "command.ack");
   ASSERT_TRUE(h.provider.wait_held(1));
   const std::string run_id = submitted.payload["result"]["runId"];
+  // The state the store holds when the answer is delivered (this subscriber has its own delivery thread).
   std::mutex mu;
-  std::optional<RunState> stored_at_answer;
+  std::condition_variable read;
+  std::optional<std::string> stored_at_answer;
   auto watch = h.transport->on_event([&](const AgentEvent& event) {
     if (event.type != "command.ack" || event.payload.value("method", "") != "turn.interrupt") return;
     RunRepository runs(h.clock);
-    auto tx = h.store().begin(TxMode::kRead);
-    if (!tx) return;
-    auto run = runs.get(**tx, run_id);
-    std::lock_guard<std::mutex> guard(mu);
-    if (run) stored_at_answer = run->state;
+    std::string state = "unreadable";
+    if (auto tx = h.store().begin(TxMode::kRead)) {
+      if (auto run = runs.get(**tx, run_id)) state = to_string(run->state);
+    }
+    {
+      std::lock_guard<std::mutex> guard(mu);
+      stored_at_answer = state;
+    }
+    read.notify_all();
   });
   AgentEvent answer = h.request("turn.interrupt", {{"threadId", thread}});
   ASSERT_EQ(answer.type, "command.ack") << answer.payload.dump();
@@ -350,9 +357,9 @@ TEST(SteeringTest, AnInterruptIsAnsweredOnlyAfterTheInterruptedStateIsCommitted)
   EXPECT_EQ(answer.payload["result"]["turnId"], submitted.payload["result"]["turnId"]);
   EXPECT_EQ(answer.payload["result"]["state"], "interrupted");
   {
-    std::lock_guard<std::mutex> guard(mu);
-    ASSERT_TRUE(stored_at_answer.has_value());
-    EXPECT_EQ(*stored_at_answer, RunState::kInterrupted) << "ACKed before the interrupted state was durable";
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(read.wait_for(lock, std::chrono::seconds(30), [&] { return stored_at_answer.has_value(); }));
+    EXPECT_EQ(*stored_at_answer, "interrupted") << "ACKed before the interrupted state was durable";
   }
   // Events of one thread arrive in publication order: the answer follows the commit's events.
   std::optional<uint64_t> committed_seq;
