@@ -7,6 +7,12 @@
 // either holds a ticket taken before the stop, and the runner waits for its answer (all_answered /
 // answered) before it decides, or it is refused. Each answer wakes the runner through `reports`.
 //
+// An interrupt closes the gate for good at the moment it is decided (interrupt()), on the thread's strand:
+// no steer is admitted after that, even when the runner, which only learns of the interrupt when it next
+// runs, would have reopened it. A durable wait (hold()) does not close it: a steer sent while an approval
+// or a question waits is admitted into the run's pending set and enters the first model request after the
+// wait is settled (spec §3 refuses steers only on mismatch, interrupt or end).
+//
 // Thread-safe.
 #pragma once
 
@@ -23,7 +29,7 @@ namespace keel {
 
 class AdmissionGate {
  public:
-  enum class Refusal { kNone, kOtherTurnRunning, kNoTurnRunning, kEnding, kNotSteerable, kWaiting };
+  enum class Refusal { kNone, kOtherTurnRunning, kNoTurnRunning, kEnding, kInterrupted, kNotSteerable };
 
   // What try_admit() decided, and what the admission needs to know about the turn.
   struct Decision {
@@ -45,7 +51,7 @@ class AdmissionGate {
     run_id_ = std::move(run_id);
     turn_kind_ = std::move(turn_kind);
     steerable_ = true;
-    waiting_ = false;
+    interrupted_ = false;
     steers_admitted_ = true;  // a resumed or recovered run reads its stored pending set once
     started_ = finished_ = 0;
     ++generation_;
@@ -56,7 +62,7 @@ class AdmissionGate {
     std::lock_guard<std::mutex> guard(mu_);
     turn_id_.reset();
     steerable_ = false;
-    waiting_ = false;
+    interrupted_ = false;
   }
 
   // ---- the admission side ----
@@ -76,8 +82,8 @@ class AdmissionGate {
       d.refusal = Refusal::kNoTurnRunning;
     } else if (*turn_id_ != expected_turn_id) {
       d.refusal = Refusal::kOtherTurnRunning;
-    } else if (waiting_) {
-      d.refusal = Refusal::kWaiting;
+    } else if (interrupted_) {
+      d.refusal = Refusal::kInterrupted;
     } else if (!steerable_) {
       d.refusal = Refusal::kEnding;
     } else if (turn_kind_ != "user") {
@@ -111,20 +117,24 @@ class AdmissionGate {
     steerable_ = false;
     return started_;
   }
-  // The turn waits durably for an approval or an interaction (spec §5): until it continues, a steer is
-  // refused with thread.waiting (the thread accepts enqueue only). Returns the tickets taken until now.
-  uint64_t hold() {
+  // The turn waits durably for an approval or an interaction (spec §5). Steers are still admitted: they
+  // stay in the run's pending set, and the continuation's first request takes them (its cutoff waits for
+  // tickets taken meanwhile). Returns the tickets taken until now.
+  uint64_t hold() const { return started(); }
+  // The user interrupted the turn (on the thread's strand, when the interrupt is decided): from now on a
+  // steer is refused with turn.ended, and reopen() does not admit again. Returns the tickets taken until
+  // now; the runner's early end waits for them and materializes their steers.
+  uint64_t interrupt() {
     std::lock_guard<std::mutex> guard(mu_);
+    interrupted_ = true;
     steerable_ = false;
-    waiting_ = true;
     return started_;
   }
   // The turn goes on after all (steers came in while it was deciding, or its wait was answered): it admits
-  // again.
+  // again, unless it was interrupted.
   void reopen() {
     std::lock_guard<std::mutex> guard(mu_);
-    waiting_ = false;
-    if (turn_id_) steerable_ = true;
+    if (turn_id_ && !interrupted_) steerable_ = true;
   }
   // Tickets taken until now.
   uint64_t started() const {
@@ -160,7 +170,7 @@ class AdmissionGate {
   std::string run_id_;
   std::string turn_kind_;
   bool steerable_ = false;
-  bool waiting_ = false;  // hold(): a durable wait holds the turn
+  bool interrupted_ = false;  // interrupt(): nothing is admitted again until the next open()
   bool steers_admitted_ = false;
   uint64_t started_ = 0;
   uint64_t finished_ = 0;

@@ -61,6 +61,40 @@ TEST_F(AdmissionGateTest, TicketsTakenBeforeStopAreWaitedForAndLaterSteersAreRef
   EXPECT_EQ(gate_.try_admit("t1").refusal, Refusal::kNone);
 }
 
+// Issue 14 point 6a: the interrupt closes the gate when it is decided; the runner, which sees the
+// interrupt only later, may still decide to go on for a steer (reopen) without admitting any again.
+TEST_F(AdmissionGateTest, AnInterruptRefusesLaterSteersEvenAfterTheRunnerReopens) {
+  open_turn("t1");
+  (void)gate_.take_admitted();
+  AdmissionGate::Decision before = gate_.try_admit("t1");
+  ASSERT_EQ(before.refusal, Refusal::kNone);
+  EXPECT_EQ(gate_.interrupt(), 1u) << "the ticket taken before is still waited for";
+  EXPECT_EQ(gate_.try_admit("t1").refusal, Refusal::kInterrupted);
+  EXPECT_FALSE(gate_.steerable());
+  gate_.reopen();
+  EXPECT_EQ(gate_.try_admit("t1").refusal, Refusal::kInterrupted);
+  EXPECT_FALSE(gate_.steerable());
+  open_turn("t1");  // the runner's start for the same turn changes nothing
+  EXPECT_EQ(gate_.try_admit("t1").refusal, Refusal::kInterrupted);
+  gate_.answer(before.generation, true);
+  EXPECT_TRUE(gate_.answered(1));
+  gate_.close();
+  open_turn("t1");  // the interrupted turn resumed (run.resume): it admits again
+  EXPECT_EQ(gate_.try_admit("t1").refusal, Refusal::kNone);
+}
+
+// Issue 14 point 20: a durable wait does not close the gate.
+TEST_F(AdmissionGateTest, AHeldWaitStillAdmitsSteers) {
+  open_turn("t1");
+  (void)gate_.take_admitted();
+  EXPECT_EQ(gate_.hold(), 0u);
+  EXPECT_TRUE(gate_.steerable());
+  AdmissionGate::Decision during = gate_.try_admit("t1");
+  ASSERT_EQ(during.refusal, Refusal::kNone);
+  gate_.answer(during.generation, true);
+  EXPECT_TRUE(gate_.admitted_since_cutoff()) << "the continuation's first cutoff takes it";
+}
+
 TEST_F(AdmissionGateTest, OpeningAgainForTheOpenTurnKeepsItsTickets) {
   open_turn("t1");
   (void)gate_.take_admitted();

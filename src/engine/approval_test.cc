@@ -9,6 +9,7 @@
 #include "engine/engine_harness.h"
 #include "policy/policy_gatekeeper.h"
 #include "store/interaction_repository.h"
+#include "store/run_repository.h"
 
 namespace keel {
 namespace {
@@ -232,9 +233,8 @@ TEST_F(ApprovalTest, AcceptForSiteIsRefusedWhenTheRequestDidNotOfferIt) {
   EXPECT_EQ(answer.payload["error"]["code"], codes::kApprovalNotOffered);
 }
 
-TEST_F(ApprovalTest, WhileAnApprovalWaitsTheThreadAcceptsEnqueueOnly) {
+TEST_F(ApprovalTest, WhileAnApprovalWaitsTheThreadRefusesWhatWouldMoveItButTakesEnqueueAndSteers) {
   AgentEvent asked = turn_that_asks();
-  const std::string turn_id = asked.payload["turnId"];
   auto code_of = [&](const std::string& method, json params) {
     params["threadId"] = thread;
     AgentEvent answer = h.request(method, params);
@@ -242,21 +242,72 @@ TEST_F(ApprovalTest, WhileAnApprovalWaitsTheThreadAcceptsEnqueueOnly) {
     return answer.payload["error"].value("code", "");
   };
   EXPECT_EQ(code_of("turn.submit", {{"input", "x"}}), codes::kThreadWaiting);
-  EXPECT_EQ(code_of("turn.steer", {{"input", "x"}, {"expectedTurnId", turn_id}}), codes::kThreadWaiting);
   EXPECT_EQ(code_of("thread.fork", {}), codes::kThreadWaiting);
   EXPECT_EQ(code_of("thread.selectBranch", {{"leafNodeId", "x"}}), codes::kThreadWaiting);
   EXPECT_EQ(code_of("run.resume", {}), codes::kThreadWaiting);
   EXPECT_EQ(code_of("queue.start", {}), codes::kThreadWaiting);
   EXPECT_EQ(h.request("turn.enqueue", {{"threadId", thread}, {"input", "next"}}).type, "command.ack");
-  AgentEvent routed = h.request("turn.input", {{"threadId", thread}, {"input", "after that"}});
-  ASSERT_EQ(routed.type, "command.ack");
-  EXPECT_EQ(routed.payload["result"]["action"], "enqueued");
   // Once the continuation completed the turn, the queue runs.
   h.provider.push(ScriptedResponse::text("next done"));
-  h.provider.push(ScriptedResponse::text("after done"));
   ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
-  h.wait_complete(thread, 3);
+  h.wait_complete(thread, 2);
   EXPECT_EQ(saves, 1);
+}
+
+// Issue 14 point 20 / spec §3 (steers are refused only on mismatch, interrupt or end): a steer sent while an
+// approval waits is ACKed once it is in the run's durable pending set, and enters the first model request
+// after the wait is settled — after the call's result, never between the call and its result.
+TEST_F(ApprovalTest, ASteerWhileAnApprovalWaitsIsAckedDurablyAndEntersTheFirstRequestAfterTheWait) {
+  AgentEvent asked = turn_that_asks();
+  const std::string turn_id = asked.payload["turnId"];
+  AgentEvent steered =
+      h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn_id}, {"input", "also b"}});
+  ASSERT_EQ(steered.type, "command.ack") << steered.payload.dump();
+  AgentEvent routed = h.request("turn.input", {{"threadId", thread}, {"input", "and c"}});
+  ASSERT_EQ(routed.type, "command.ack") << routed.payload.dump();
+  EXPECT_EQ(routed.payload["result"]["action"], "steered");
+  {
+    RunRepository runs(h.clock);
+    auto tx = h.store().begin(TxMode::kRead);
+    ASSERT_TRUE(tx);
+    auto pending = runs.pending_steers(**tx, asked.payload["runId"].get<std::string>());
+    ASSERT_TRUE(pending);
+    EXPECT_EQ(pending->size(), 2u) << "ACKed means in the run's pending set";
+  }
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call"}));
+  ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+  EXPECT_EQ(saves, 1);
+  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
+                                                       "tool_call", "approval_decision", "tool_result",
+                                                       "user_message", "user_message", "assistant_message"}));
+  auto requests = h.provider.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  ASSERT_GE(requests[1].messages.size(), 2u);
+  EXPECT_EQ(requests[1].messages.back().content[0].text, "and c");
+  EXPECT_EQ(requests[1].messages[requests[1].messages.size() - 2].content[0].text, "also b");
+}
+
+TEST_F(ApprovalTest, ASteerAckedWhileAnApprovalWaitsSurvivesARestartAndAnInterruptKeepsIt) {
+  AgentEvent asked = turn_that_asks();
+  ASSERT_EQ(h.request("turn.steer",
+                      {{"threadId", thread}, {"expectedTurnId", asked.payload["turnId"]}, {"input", "kept"}})
+                .type,
+            "command.ack");
+  restart();
+  // Recovery restores the wait on the thread's strand before this op runs there.
+  EXPECT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "x"}}).payload["error"]["code"],
+            codes::kThreadWaiting);
+  AgentEvent again = h.request(
+      "turn.steer", {{"threadId", thread}, {"expectedTurnId", asked.payload["turnId"]}, {"input", "also kept"}});
+  ASSERT_EQ(again.type, "command.ack") << "a restored wait takes steers too: " << again.payload.dump();
+  ASSERT_EQ(h.request("turn.interrupt", {{"threadId", thread}}).type, "command.ack");
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call", "tool_result",
+                                      "user_message", "user_message", "notice"}));
+  EXPECT_EQ(saves, 0);
 }
 
 TEST_F(ApprovalTest, InterruptWithdrawsTheWaitAndALaterAnswerHasExpired) {

@@ -535,10 +535,46 @@ void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, cons
   if (!actor->active || (!turn_id.empty() && turn_id != actor->active->turn_id)) {
     return ack(op, actor->thread_id, {{"interrupted", false}});
   }
+  // The decision, in one step on the strand: no steer enters the turn from now on (its gate refuses with
+  // turn.ended, whatever the runner does before it sees the cancel), and the runner is woken wherever it
+  // waits to write the interrupted state.
+  (void)actor->gate->interrupt();
   actor->active->cancel.cancel("interrupted by the user");
-  ack(op, actor->thread_id, {{"interrupted", true}, {"turnId", actor->active->turn_id}});
+  if (actor->waiting && shutdown_.is_cancelled()) {
+    // No continuation runs any more: the wait stays in the store, and the next start restores it.
+    return reject(op, actor->thread_id,
+                  Error(codes::kEngineShutdown, "the engine is shutting down; the wait was not withdrawn"));
+  }
+  // Answered when the runner has ended and its terminal state is committed (answer_interrupts): an ACK
+  // from memory could be followed by a crash that leaves the run to recovery, which would take it up again.
+  actor->active->interrupts.push_back(op);
   // A held wait has no runner to see the cancel: its continuation answers the open calls as interrupted.
   if (actor->waiting) continue_held(actor);
+}
+
+void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
+  if (!actor->active || actor->active->interrupts.empty()) return;
+  const std::vector<Op> waiting = std::exchange(actor->active->interrupts, {});
+  const std::string& turn_id = actor->active->turn_id;
+  for (const Op& op : waiting) {
+    if (is_terminal(final_state)) {
+      // The turn may have ended otherwise just before the interrupt reached it (its final reply had
+      // arrived): `state` says how.
+      ack(op, actor->thread_id,
+          {{"interrupted", final_state == RunState::kInterrupted},
+           {"turnId", turn_id},
+           {"state", to_string(final_state)}});
+    } else if (shutdown_.is_cancelled()) {
+      reject(op, actor->thread_id,
+             Error(codes::kEngineShutdown, "the engine is shutting down; the run keeps its last state"));
+    } else {
+      reject(op, actor->thread_id,
+             Error(codes::kInterruptNotPersisted,
+                   "the interrupted state of turn " + turn_id +
+                       " could not be committed; the run keeps its last persisted state (" +
+                       std::string(to_string(final_state)) + ")"));
+    }
+  }
 }
 
 Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction& tx,
@@ -711,10 +747,20 @@ void EngineCore::Impl::open_gate(const std::shared_ptr<ThreadActor>& actor, cons
 }
 
 void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
-  if (actor->waiting) {  // the turn waits durably: it keeps the thread, its gate holds steers off
+  if (actor->waiting) {  // the turn waits durably: it keeps the thread
+    // An interrupt that came while the runner was writing its wait (it waited for steer admissions first)
+    // withdraws the wait now, as it would have a moment later.
+    if (actor->active && !actor->active->interrupts.empty()) {
+      if (shutdown_.is_cancelled()) {
+        answer_interrupts(actor, final_state);
+      } else {
+        continue_held(actor);
+      }
+    }
     leave_running();
     return;
   }
+  answer_interrupts(actor, final_state);
   actor->gate->close();
   actor->active.reset();
   // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,

@@ -28,6 +28,9 @@ inline constexpr char kSteerTurnMismatch[] = "steer.turn_mismatch";  // expected
 inline constexpr char kTurnEnded[] = "turn.ended";                   // too late to steer: enqueue instead
 inline constexpr char kAttachmentNotFound[] = "attachment.not_found";
 inline constexpr char kQueueEmpty[] = "queue.empty";
+// turn.interrupt: the interrupted state could not be committed (the store refused the write); the run keeps
+// its last persisted state.
+inline constexpr char kInterruptNotPersisted[] = "turn.interrupt_not_persisted";
 // Recovery (spec §5).
 inline constexpr char kSnapshotTooLarge[] = "snapshot.too_large";
 inline constexpr char kSnapshotTooManyTools[] = "snapshot.too_many_tools";

@@ -22,6 +22,7 @@
 #include "testing/scripted_provider.h"
 #include "testing/sequential_ids.h"
 #include "testing/temp_dir.h"
+#include "testing/write_gate.h"
 #include "transport/direct_transport.h"
 #include "util/fail_points.h"
 
@@ -112,6 +113,7 @@ struct HarnessOptions {
   FailPoints* fail_points = nullptr;  // passed to the store
   bool with_task_provider = false;
   Scheduler* tool_timers = nullptr;  // EngineDeps::tool_timers
+  WriteGate* write_gate = nullptr;    // when set, the engine's writes pass it (testing/write_gate.h)
 };
 
 class EngineHarness {
@@ -122,6 +124,9 @@ class EngineHarness {
                                     .fail_points = options_.fail_points});
     EXPECT_TRUE(store) << store.error().to_string();
     store_ = std::move(store).value();
+    if (options_.write_gate != nullptr) {
+      store_ = std::make_unique<GatedStore>(std::move(store_), *options_.write_gate);
+    }
     register_test_tools();
   }
 

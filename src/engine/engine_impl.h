@@ -41,6 +41,10 @@ struct ActiveTurn {
   std::string run_id;
   std::string turn_kind = "user";
   CancellationSource cancel;
+  // turn.interrupt ops waiting for their answer: it goes out when the turn's runner has ended and its
+  // terminal state is committed (an ACK means persisted, spec §5.1), so a process killed right after the
+  // ACK finds the run interrupted and does not take it up again.
+  std::vector<Op> interrupts;
 };
 
 // A durable wait that holds its thread (spec §5): the run waits for an approval or an interaction, no
@@ -222,7 +226,12 @@ class EngineCore::Impl final {
   // an interrupt, a budget pause, a failure or an uncertain pause the queue holds.
   bool queue_runs_on(const std::string& thread_id);
   void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // turn.interrupt: closes the turn's gate to steers and cancels it at once; the answer waits for the
+  // runner's terminal commit (answer_interrupts).
   void interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // Answers the actor's waiting interrupts once its turn's runner has ended in `final_state`: ACKed when
+  // that state is terminal (committed), refused when the store kept the run's last state.
+  void answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
 
   // ---- durable waits (engine/waits.cc) ----
   // approval.response / interaction.response (spec §5.1): one command transaction settles the record, bumps

@@ -144,7 +144,10 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
   std::shared_ptr<const ToolRegistryGeneration> generation = deps_.tools->snapshot();
   RunRecord current = run;
   const json pending = run.pending_tool.value_or(json::object());
-  if (is_dispatch(pending)) {
+  // A call the person chose to retry (run.resolveUncertain) was not dispatched again yet: its continuation
+  // replaces this record by a new dispatch record before it runs the call. So it continues, as retried.
+  const bool retry_chosen = pending.value("resolution", "") == "retry";
+  if (is_dispatch(pending) && !retry_chosen) {
     const RegisteredTool* tool = generation->find(pending.value("name", ""));
     // A tool that is gone cannot say it is safe to repeat: treat it as never-retry.
     const ToolRecovery recovery = tool ? tool->descriptor->recovery : ToolRecovery::kNeverRetry;
@@ -282,7 +285,13 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
                                                "; only a paused_uncertain run can be resolved");
     }
     if (resolution == "retry") {
-      resolved = KEEL_TRY(runs_.transition_from(tx, run, RunState::kExecutingTool));
+      // The person's choice to run the call again is its approval: the continuation re-verifies it (tool,
+      // target, rules and host permissions now) as it does an approved call, and does not ask again.
+      RunUpdate update;
+      json retried = pending;
+      retried["resolution"] = "retry";
+      update.pending_tool = std::move(retried);
+      resolved = KEEL_TRY(runs_.transition_from(tx, run, RunState::kExecutingTool, update));
     } else {
       const bool done = resolution == "mark_done";
       auto body = KEEL_TRY(encode_tool_result(ToolResultBody{

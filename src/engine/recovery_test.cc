@@ -9,6 +9,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
+#include "policy/policy_gatekeeper.h"
 #include "store/queue_repository.h"
 #include "store/run_repository.h"
 
@@ -93,6 +94,7 @@ class RecoveryTest : public ::testing::Test {
   }
 
   FailPoints fail_points;
+  std::unique_ptr<PolicyGatekeeper> policy;  // declared before the harness: it outlives the engine
   EngineHarness h;
   std::map<std::string, std::shared_ptr<FlakyOnceTool>> tools;
   std::string thread;
@@ -131,6 +133,50 @@ TEST_F(RecoveryTest, RetryRunsTheUncertainWriteAgainOnlyWhenThePersonSaysSo) {
   EXPECT_EQ(tools["send_mail"]->runs, 2);
   ASSERT_EQ(results().size(), 1u);
   EXPECT_FALSE(results()[0].body.value("isError", true));
+}
+
+// Issue 14 point 19: the person's choice to retry is the call's approval. With a policy that asks for
+// writes, the retried call runs without a new approval.request — re-verified against the rules in force
+// (the next test), as an approved call is.
+TEST_F(RecoveryTest, RetryIsTheApprovalSoTheCallRunsWithoutAskingAgain) {
+  const std::string run_id = crash_while_running("send_mail");
+  auto opened = PolicyGatekeeper::open(h.store(), h.clock, h.ids, PolicyMode::kAskWrites);
+  ASSERT_TRUE(opened) << opened.error().to_string();
+  policy = std::move(opened).value();
+  h.set_gatekeeper(policy.get());
+  h.start();
+  h.wait_run_state(run_id, RunState::kPausedUncertain);
+  h.provider.push(ScriptedResponse::text("sent"));
+  ASSERT_EQ(h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "retry"}}).type,
+            "command.ack");
+  ASSERT_TRUE(h.log.wait_until([&](const std::vector<AgentEvent>& events) {
+    for (const AgentEvent& e : events) {
+      if (e.thread_id == thread && (e.type == "turn.complete" || e.type == "approval.request")) return true;
+    }
+    return false;
+  }));
+  ASSERT_TRUE(h.log.of_type("approval.request").empty()) << "the retry asked for approval again";
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["send_mail"]->runs, 2);
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_FALSE(results()[0].body.value("isError", true));
+}
+
+TEST_F(RecoveryTest, ARetriedCallIsStillRefusedWhenTheRulesNowRefuseIt) {
+  const std::string run_id = crash_while_running("send_mail");
+  auto opened = PolicyGatekeeper::open(h.store(), h.clock, h.ids, PolicyMode::kReadOnly);
+  ASSERT_TRUE(opened) << opened.error().to_string();
+  policy = std::move(opened).value();
+  h.set_gatekeeper(policy.get());
+  h.start();
+  h.wait_run_state(run_id, RunState::kPausedUncertain);
+  h.provider.push(ScriptedResponse::text("it was refused"));
+  ASSERT_EQ(h.request("run.resolveUncertain", {{"threadId", thread}, {"resolution", "retry"}}).type,
+            "command.ack");
+  h.wait_run_state(run_id, RunState::kCompleted);
+  EXPECT_EQ(tools["send_mail"]->runs, 1) << "a refused call is not run again";
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_TRUE(results()[0].body.value("refused", false)) << results()[0].body.dump();
 }
 
 TEST_F(RecoveryTest, FailGivesTheModelAnErrorResultAndTheRunGoesOn) {

@@ -51,10 +51,9 @@ void EngineCore::Impl::begin_admission(const std::shared_ptr<ThreadActor>& actor
                                              " is ending; enqueue the input to run it as the next turn");
         case Refusal::kNotSteerable:
           return fail(codes::kRunNotSteerable, "a " + decision.turn_kind + " turn cannot be steered");
-        case Refusal::kWaiting:
-          return fail(codes::kThreadWaiting, "turn " + r.expected_turn_id +
-                                                 " waits for an approval or an answer; only enqueue is "
-                                                 "accepted until it continues");
+        case Refusal::kInterrupted:
+          return fail(codes::kTurnEnded, "turn " + r.expected_turn_id +
+                                             " was interrupted; enqueue the input to run it as the next turn");
         case Refusal::kNone:
           break;
       }
@@ -184,9 +183,7 @@ void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, co
   const bool steerable = actor->gate->steerable();
   if (!steerable || actor->active->turn_kind != "user") {
     const std::string reason = steerable ? "this turn cannot be steered; the input runs next"
-                               : actor->waiting
-                                   ? "the turn waits for an approval or an answer; the input runs next"
-                                   : "the turn is ending; the input runs next";
+                                         : "the turn is ending; the input runs next";
     return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});
   }
   auto request = steer_request(op, actor->active->turn_id, {{"action", "steered"}});

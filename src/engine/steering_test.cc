@@ -2,6 +2,9 @@
 // persisted nodes and the answers the client gets.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -317,6 +320,121 @@ TEST(SteeringTest, AnInterruptMaterializesAckedSteersBeforeTheTurnEnds) {
   EXPECT_EQ(h.kinds(thread),
             (std::vector<std::string>{"turn_context", "user_message", "user_message", "notice"}));
   EXPECT_EQ(steered_texts(h, thread), (std::vector<std::string>{"kept"}));
+}
+
+// Spec §5.1 / issue 14 point 5: an interrupt's ACK means the interrupted state is committed, so a process
+// killed right after the ACK does not take the turn up again. The answer comes after the run.updated and
+// turn.complete that report the commit, and when it is delivered the store already says interrupted.
+TEST(SteeringTest, AnInterruptIsAnsweredOnlyAfterTheInterruptedStateIsCommitted) {
+  EngineHarness h;
+  h.start();
+  const std::string thread = h.create_thread();
+  h.provider.push(ScriptedResponse::held(ScriptedResponse::text("never arrives")));
+  AgentEvent submitted = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}});
+  ASSERT_EQ(submitted.type, "command.ack");
+  ASSERT_TRUE(h.provider.wait_held(1));
+  const std::string run_id = submitted.payload["result"]["runId"];
+  // The state the store holds when the answer is delivered (this subscriber has its own delivery thread).
+  std::mutex mu;
+  std::condition_variable read;
+  std::optional<std::string> stored_at_answer;
+  auto watch = h.transport->on_event([&](const AgentEvent& event) {
+    if (event.type != "command.ack" || event.payload.value("method", "") != "turn.interrupt") return;
+    RunRepository runs(h.clock);
+    std::string state = "unreadable";
+    if (auto tx = h.store().begin(TxMode::kRead)) {
+      if (auto run = runs.get(**tx, run_id)) state = to_string(run->state);
+    }
+    {
+      std::lock_guard<std::mutex> guard(mu);
+      stored_at_answer = state;
+    }
+    read.notify_all();
+  });
+  AgentEvent answer = h.request("turn.interrupt", {{"threadId", thread}});
+  ASSERT_EQ(answer.type, "command.ack") << answer.payload.dump();
+  EXPECT_EQ(answer.payload["result"]["interrupted"], true);
+  EXPECT_EQ(answer.payload["result"]["turnId"], submitted.payload["result"]["turnId"]);
+  EXPECT_EQ(answer.payload["result"]["state"], "interrupted");
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(read.wait_for(lock, std::chrono::seconds(30), [&] { return stored_at_answer.has_value(); }));
+    EXPECT_EQ(*stored_at_answer, "interrupted") << "ACKed before the interrupted state was durable";
+  }
+  // Events of one thread arrive in publication order: the answer follows the commit's events.
+  std::optional<uint64_t> committed_seq;
+  for (const AgentEvent& event : h.log.events()) {
+    if (event.thread_id != thread) continue;
+    if (event.type == "run.updated" && event.payload.value("state", "") == "interrupted") committed_seq = event.seq;
+  }
+  ASSERT_TRUE(committed_seq.has_value());
+  EXPECT_GT(answer.seq, *committed_seq) << "the interrupt was answered before its state was committed";
+  EXPECT_GT(answer.seq, h.wait_complete(thread, 1).seq);
+}
+
+// Issue 14 point 6a: the interrupt closes the turn's gate when it is decided, not when the runner later
+// sees it. The thread's strand is held in a write (an enqueue sent right after the interrupt) so the runner
+// cannot run, and the steer is decided in that window; every write waits at the store's gate until both
+// are decided.
+TEST(SteeringTest, ASteerDecidedAfterTheInterruptIsRefusedWithTurnEndedEvenBeforeTheRunnerSeesIt) {
+  testing::WriteGate writes;
+  testing::HarnessOptions options;
+  options.write_gate = &writes;
+  EngineHarness h(options);
+  h.start();
+  const std::string thread = h.create_thread();
+  const std::string turn = start_held_turn(h, thread, ScriptedResponse::text("never arrives"));
+  writes.pause();
+  h.send("turn.interrupt", {{"threadId", thread}});
+  h.send("turn.enqueue", {{"threadId", thread}, {"input", "queued meanwhile"}});
+  ASSERT_TRUE(writes.wait_held(1)) << "the enqueue's write holds the strand: the interrupt was decided";
+  h.transport->send(
+      Op{"turn.steer", "test-client", "late-steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "late"}}});
+  ASSERT_TRUE(writes.wait_held(2)) << "the steer was decided and waits for its transaction";
+  writes.resume();
+  AgentEvent steer;
+  ASSERT_TRUE(h.log.wait_until([&](const std::vector<AgentEvent>& events) {
+    for (const AgentEvent& e : events) {
+      if ((e.type == "command.ack" || e.type == "command.rejected") &&
+          e.payload.value("submissionId", "") == "late-steer") {
+        steer = e;
+        return true;
+      }
+    }
+    return false;
+  }));
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
+  ASSERT_EQ(steer.type, "command.rejected") << "a steer was admitted after the interrupt: " << steer.payload.dump();
+  EXPECT_EQ(error_code(steer), codes::kTurnEnded);
+  EXPECT_NE(steer.payload["error"]["message"].get<std::string>().find("interrupted"), std::string::npos);
+  EXPECT_TRUE(steered_texts(h, thread).empty());
+  EXPECT_EQ(h.log.of_type("turn.start").size(), 1u) << "after an interrupt the queue holds";
+}
+
+// Issue 14 point 6b / spec §3: a successful steer triggers one more request whatever the final reply's stop
+// reason; a reply cut short (max_tokens, content_filter) is no exception.
+TEST(SteeringTest, ASteerWhileACutShortFinalReplyStreamsIsAnsweredByOneMoreRequest) {
+  for (auto [reason, raw] :
+       {std::pair{StopReason::kMaxTokens, "length"}, std::pair{StopReason::kContentFilter, "content_filter"}}) {
+    SCOPED_TRACE(raw);
+    EngineHarness h;
+    h.start();
+    const std::string thread = h.create_thread();
+    ScriptedResponse cut;
+    cut.add(provider_event::TextDelta{"partial"}).add(provider_event::Finish{reason, raw});
+    const std::string turn = start_held_turn(h, thread, std::move(cut), {ScriptedResponse::text("answering the steer")});
+    ASSERT_EQ(
+        h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "one more thing"}}).type,
+        "command.ack");
+    ASSERT_TRUE(h.provider.release());
+    EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+    EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
+                                                         "user_message", "assistant_message"}));
+    auto requests = h.provider.requests();
+    ASSERT_EQ(requests.size(), 2u) << "the steer was never answered";
+    EXPECT_EQ(requests[1].messages.back().content[0].text, "one more thing");
+    EXPECT_EQ(h.log.of_type("turn.complete").size(), 1u);
+  }
 }
 
 TEST(SteeringTest, AProviderErrorMaterializesAckedSteersBeforeTheTurnFails) {

@@ -279,9 +279,10 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
                                  bool dispatch_recorded);
 
   // ---- durable waits (spec §5, §6.1) ----
-  // The call waits for an approval or an interaction: the gate holds (steers are refused, enqueue only),
-  // one transaction writes the record and the run's waiting state with its pending tool, the request goes
-  // out, and the runner ends; the actor holds the wait until it is settled or withdrawn.
+  // The call waits for an approval or an interaction: one transaction writes the record and the run's
+  // waiting state with its pending tool, the request goes out, and the runner ends; the actor holds the
+  // wait until it is settled or withdrawn. Steers are still admitted; the continuation's first request
+  // takes them.
   asio::awaitable<void> suspend(PlannedCall call, CallDecision decision);
   // The continuation: the calls of the run's last response that have no result, read from the store; the
   // waiting one is settled from its record (declined, re-verified and dispatched, or its claimed answer),
@@ -812,10 +813,10 @@ asio::awaitable<bool> TurnRunner::step() {
     const uint64_t ending_at = stop_admitting();
     if (!actor_->gate->answered(ending_at)) co_await wait_admissions(ending_at);
   }
+  // Whatever the reply's stop reason (end, max_tokens, content_filter): a steer admitted meanwhile is
+  // answered by one more request (spec §3), not left to the history.
   const bool steers_waiting = actor_->gate->admitted_since_cutoff();
-  const bool cut_short =
-      response->stop_reason == StopReason::kMaxTokens || response->stop_reason == StopReason::kContentFilter;
-  const bool final = last_reply && !(steers_waiting && !cut_short);
+  const bool final = last_reply && !steers_waiting;
   if (last_reply && !final) actor_->gate->reopen();
   const bool runs_tools = !calls.empty() && !tools_off_;
   // Tools are off (the breaker) and the reply that was to be the last still asks for tools: its calls get
@@ -873,12 +874,7 @@ asio::awaitable<bool> TurnRunner::step() {
     update.step_cursor = run_.step_cursor + 1;
     update.provider_stop_reason = response->provider_stop_reason;
     if (dispatch_first) update.pending_tool = dispatch_record(calls.front());
-    if (final) {
-      update.stop_reason = std::string(to_string(response->stop_reason));
-      // A reply cut short ends the turn even with steers waiting: they are materialized after it (an
-      // early end), so nothing ACKed is lost.
-      if (steers_waiting) KEEL_TRY(materialize_steers(tx, w.extra));
-    }
+    if (final) update.stop_reason = std::string(to_string(response->stop_reason));
     if (tools_refused) {
       update.stop_reason = "error";
       update.error = tools_refused->to_string();
@@ -1278,6 +1274,10 @@ asio::awaitable<bool> TurnRunner::continue_wait() {
     co_return false;
   }
   std::vector<PlannedCall> calls = loaded->calls;
+  // run.resolveUncertain{retry}: the person chose to run this dispatched call again, which approves it.
+  const json pending = run_.pending_tool.value_or(json::object());
+  const std::string retried_call =
+      pending.value("resolution", "") == "retry" ? pending.value("toolCallId", "") : std::string();
   for (size_t i = 0; i < calls.size(); ++i) {
     const bool more_after = i + 1 < calls.size();
     const bool waited_on = i == 0 && (loaded->approval || loaded->interaction);
@@ -1286,6 +1286,11 @@ asio::awaitable<bool> TurnRunner::continue_wait() {
       goes_on = co_await run_approved(calls[i], more_after, *loaded->approval);
     } else if (waited_on) {
       goes_on = co_await finish_interaction(calls[i], more_after, *loaded->interaction);
+    } else if (!retried_call.empty() && calls[i].tool_call_id == retried_call) {
+      // Re-verified before dispatch as an approved call is (schema, target, the rules and host permissions
+      // in force now; the tool's digest with the run's environment): a refusal still refuses it.
+      std::optional<CallDecision> retried = decide(calls[i], /*approved=*/true);
+      goes_on = co_await run_call(calls[i], more_after, std::move(retried), false);
     } else {
       goes_on = co_await run_call(calls[i], more_after, std::nullopt, false);
     }

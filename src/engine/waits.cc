@@ -270,8 +270,7 @@ void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, c
   actor->active->turn_id = run.turn_id;
   actor->active->run_id = run.id;
   actor->active->turn_kind = run.turn_kind;
-  open_gate(actor, run);
-  actor->gate->hold();
+  open_gate(actor, run);  // steers are admitted while the wait holds; the continuation takes them
   const json pending = run.pending_tool.value_or(json::object());
   HeldWait held;
   held.run_id = run.id;

@@ -89,6 +89,48 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
   EXPECT_EQ(second.client->request("initialize", {{"subscribe", false}})["result"]["unfinished"], json::array());
 }
 
+// Issue 14 point 5: turn.interrupt is answered only once the interrupted state is committed. On the wire
+// the answer follows the run.updated {state: interrupted} that reports the commit, and a process killed
+// right after the answer finds the run interrupted after the restart: listed as one the user can continue,
+// never taken up by recovery.
+TEST_F(ServeRestartTest, InterruptAnsweredRightBeforeAKillLeavesTheRunInterruptedAfterTheRestart) {
+  start_model({{"responses", json::array({response(std::nullopt, json::array({text_step("thinking ", 4), kHang}))})}});
+  auto first = serve_stdio();
+  ASSERT_NE(first.client, nullptr);
+  const std::string thread = create_thread(*first.client);
+  const std::string turn = submit(*first.client, thread, "work on it");
+  ASSERT_FALSE(turn.empty());
+  first.client->wait_event(thread, "item.delta");
+  const json answer = first.client->request("turn.interrupt", {{"threadId", thread}});
+  first.process->signal(SIGKILL);
+  ASSERT_EQ(first.process->wait_exit(), 128 + SIGKILL);
+  ASSERT_TRUE(answer.contains("result")) << answer.dump();
+  EXPECT_EQ(answer["result"]["interrupted"], true);
+  EXPECT_EQ(answer["result"]["turnId"], turn);
+  bool committed_before_answer = false;
+  for (const json& message : first.client->received()) {
+    if (message.contains("id") && message["id"] == answer["id"]) break;
+    if (message.value("method", "") == "event" && message["params"].value("type", "") == "run.updated" &&
+        message["params"]["payload"].value("state", "") == "interrupted") {
+      committed_before_answer = true;
+    }
+  }
+  EXPECT_TRUE(committed_before_answer) << "turn.interrupt was answered before its state was committed";
+
+  auto second = serve_stdio();
+  ASSERT_NE(second.client, nullptr);
+  auto init = second.client->request("initialize", {{"subscribe", true}});
+  ASSERT_TRUE(init.contains("result")) << init.dump();
+  const json listed = unfinished_turn(init, turn);
+  ASSERT_FALSE(listed.is_null()) << init.dump();
+  EXPECT_EQ(listed["state"], "interrupted") << "the ACKed interrupt was lost: recovery takes the turn up again";
+  EXPECT_EQ(listed["canContinue"], true);
+  auto read = second.client->request("thread.read", {{"threadId", thread}});
+  ASSERT_TRUE(read.contains("result")) << read.dump();
+  EXPECT_EQ(read["result"]["latestRun"]["state"], "interrupted");
+  EXPECT_EQ(model().requests().size(), 1u) << "the interrupted turn asked the model again";
+}
+
 TEST_F(ServeRestartTest, ApprovalPendingAtTheKillIsResentAfterTheRestartAndTheTurnCompletes) {
   const std::string content = "approved after a restart\n";
   start_model({{"responses", json::array({response("[write]", json::array({write_file_call("call_k", "kept.txt", content)})),
