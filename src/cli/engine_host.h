@@ -47,7 +47,7 @@ struct HostOptions {
   // Called once, on an engine thread, when the store refuses writes for good
   // (EngineOptions::on_store_failed): the running turns have ended with an error event. Must return quickly;
   // the host is still alive.
-  std::function<void()> on_store_failed;
+  std::function<void()> on_store_failed = nullptr;
 };
 
 // The store with its lock held, without an engine: for commands that only read (threads list/show).

@@ -103,7 +103,7 @@ struct EngineOptions {
   // turn ended with an error event. The engine starts no turn from then on; the host should exit so that
   // a supervisor restarts it and recovery continues from what was synced (keel serve exits with 75).
   // Must return quickly and must not destroy the engine.
-  std::function<void()> on_store_failed;
+  std::function<void()> on_store_failed = nullptr;
 };
 
 // Everything the engine uses but does not own. All must outlive the engine.

@@ -230,9 +230,10 @@ TEST(RunEnvironmentEngineTest, AnAnswerIsJudgedAndCompletedByTheToolTheWaitingRu
   // An MCP reconnect, say, replaces the implementation under the same name and descriptor meanwhile.
   ASSERT_TRUE(h.tools.unregister_tool("ask"));
   ASSERT_TRUE(h.tools.register_tool(std::make_shared<VersionedAskTool>("v2", false)));
-  const AgentEvent answered = h.request("interaction.response", {{"threadId", thread},
-                                                                 {"interactionId", asked.payload["interactionId"]},
-                                                                 {"response", {{"answer", "left"}}}});
+  const AgentEvent answered =
+      h.request("interaction.response", {{"threadId", thread},
+                                         {"interactionId", asked.payload["interactionId"]},
+                                         {"response", {{"answer", "left"}}}});
   ASSERT_EQ(answered.type, "command.ack") << answered.payload.dump();
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
   std::string result;

@@ -145,9 +145,8 @@ std::optional<AssistantMessageBody> bound_reply(AssembledResponse& response) {
   }
   response.provider_stop_reason = utf8_sanitized(std::move(response.provider_stop_reason));
   if (reply_bytes(response) <= kMaxReplyBytes) return std::nullopt;
-  AssistantMessageBody kept{.content = {},
-                            .stop_reason = AssistantStopReason::kError,
-                            .provider_stop_reason = "reply_too_large"};
+  AssistantMessageBody kept{
+      .content = {}, .stop_reason = AssistantStopReason::kError, .provider_stop_reason = "reply_too_large"};
   size_t budget = kKeptPrefixBytes;
   for (const ContentBlock& block : response.content) {
     if (block.kind != ContentBlock::Kind::kText || budget == 0) continue;
@@ -164,7 +163,9 @@ std::optional<AssistantMessageBody> bound_reply(AssembledResponse& response) {
 
 // JSON as text for a message: bytes that are not UTF-8 (a file name from the disk) are shown as U+FFFD
 // instead of throwing.
-std::string shown_json(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string shown_json(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 json node_json(const NodeRecord& node) {
   return {{"id", node.id}, {"kind", to_string(node.kind)}, {"body", node.body}};
@@ -478,22 +479,24 @@ std::vector<PlannedCall> TurnRunner::plan_calls(const AssembledResponse& respons
     in_response.insert(planned.tool_call_id);
     std::string_view text = call.arguments_text;
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) text = "{}";
-    const std::string shown = utf8_sanitized(call.arguments_text.substr(0, utf8_prefix_length(call.arguments_text, 200)));
+    const std::string shown =
+        utf8_sanitized(call.arguments_text.substr(0, utf8_prefix_length(call.arguments_text, 200)));
     if (call.arguments_text.size() > kMaxToolArgumentsBytes) {
-      planned.argument_error =
-          Error(codes::kToolArgumentsTooLarge,
-                "the arguments take " + std::to_string(call.arguments_text.size()) + " bytes, more than the " +
-                    std::to_string(kMaxToolArgumentsBytes) + " a call may carry; the call was not run. Split the "
-                    "work into smaller calls. They began: " + shown);
+      planned.argument_error = Error(codes::kToolArgumentsTooLarge,
+                                     "the arguments take " + std::to_string(call.arguments_text.size()) +
+                                         " bytes, more than the " + std::to_string(kMaxToolArgumentsBytes) +
+                                         " a call may carry; the call was not run. Split the "
+                                         "work into smaller calls. They began: " +
+                                         shown);
       planned.arguments_text.resize(utf8_prefix_length(planned.arguments_text, kKeptPrefixBytes));
       calls.push_back(std::move(planned));
       continue;
     }
     auto parsed = parse_json(text);
     if (!parsed) {
-      planned.argument_error = Error(codes::kToolArgumentsNotJson,
-                                     "the arguments are not valid JSON (" + parsed.error().message() +
-                                         "): " + shown);
+      planned.argument_error =
+          Error(codes::kToolArgumentsNotJson,
+                "the arguments are not valid JSON (" + parsed.error().message() + "): " + shown);
     } else if (!parsed->is_object()) {
       planned.argument_error =
           Error(codes::kToolArgumentsNotJson, "the arguments must be a JSON object, got: " + shown);
@@ -577,7 +580,8 @@ asio::awaitable<void> TurnRunner::run() {
   if (thrown) {
     co_await end_after_failure(*thrown);
   } else if (failed_write_) {
-    Error refused(failed_write_->code(), "keel could not record the turn's progress: " + failed_write_->message());
+    Error refused(failed_write_->code(),
+                  "keel could not record the turn's progress: " + failed_write_->message());
     co_await end_after_failure(std::move(refused));
   }
   flush_events();
@@ -794,10 +798,11 @@ asio::awaitable<bool> TurnRunner::step() {
     if (auto encoded = encode_assistant_message(*refused)) {
       node = make_node(assistant_id, thread_id(), run_.id, NodeKind::kAssistantMessage, std::move(*encoded));
     }
-    co_await finish_failed(Error(codes::kProviderReplyTooLarge,
-                                 "the model's reply takes " + std::to_string(bytes) + " bytes, more than the " +
-                                     std::to_string(kMaxReplyBytes) + " keel keeps of one reply"),
-                           std::move(node));
+    co_await finish_failed(
+        Error(codes::kProviderReplyTooLarge, "the model's reply takes " + std::to_string(bytes) +
+                                                 " bytes, more than the " + std::to_string(kMaxReplyBytes) +
+                                                 " keel keeps of one reply"),
+        std::move(node));
     co_return false;
   }
   std::vector<PlannedCall> calls = plan_calls(*response);
@@ -1614,33 +1619,36 @@ void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> ac
   auto runner = std::make_shared<TurnRunner>(engine, actor, std::move(run), std::move(cancel), continuing,
                                              std::move(generation));
   Strand strand = actor->strand;
-  asio::co_spawn(strand, drive_turn(runner), [&engine, actor, runner, turn_id, run_id](std::exception_ptr failure) {
-    if (failure) {
-      runner->flush_events();
-      // run() ends the turn whatever its step throws; this is an exception thrown while it was ending the
-      // turn. Nothing says the end was written, so the thread is stranded like after an unpersisted end.
-      std::string what = "unknown exception";
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      const Error error(codes::kInternal, "the turn stopped on an unexpected error while ending: " + what);
-      actor->stranded = Error(codes::kTurnUnpersisted, "turn " + turn_id + " could not record its end (" +
-                                                            error.to_string() + "); the thread takes no new "
-                                                            "work until keel restarts and recovers the run");
-      engine.publish("run.updated", actor->thread_id,
-                     {{"runId", run_id}, {"persisted", false}, {"error", error_json(error)}});
-      engine.publish("turn.complete", actor->thread_id,
-                     {{"turnId", turn_id},
-                      {"runId", run_id},
-                      {"stopReason", "error"},
-                      {"error", error_json(error)},
-                      {"persisted", false}});
-    }
-    engine.turn_finished(actor, runner->state());
-  });
+  asio::co_spawn(
+      strand, drive_turn(runner), [&engine, actor, runner, turn_id, run_id](std::exception_ptr failure) {
+        if (failure) {
+          runner->flush_events();
+          // run() ends the turn whatever its step throws; this is an exception thrown while it was ending the
+          // turn. Nothing says the end was written, so the thread is stranded like after an unpersisted end.
+          std::string what = "unknown exception";
+          try {
+            std::rethrow_exception(failure);
+          } catch (const std::exception& e) {
+            what = e.what();
+          } catch (...) {
+          }
+          const Error error(codes::kInternal,
+                            "the turn stopped on an unexpected error while ending: " + what);
+          actor->stranded = Error(codes::kTurnUnpersisted,
+                                  "turn " + turn_id + " could not record its end (" + error.to_string() +
+                                      "); the thread takes no new "
+                                      "work until keel restarts and recovers the run");
+          engine.publish("run.updated", actor->thread_id,
+                         {{"runId", run_id}, {"persisted", false}, {"error", error_json(error)}});
+          engine.publish("turn.complete", actor->thread_id,
+                         {{"turnId", turn_id},
+                          {"runId", run_id},
+                          {"stopReason", "error"},
+                          {"error", error_json(error)},
+                          {"persisted", false}});
+        }
+        engine.turn_finished(actor, runner->state());
+      });
 }
 
 void spawn_title_task(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string first_input) {
