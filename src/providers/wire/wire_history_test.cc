@@ -204,8 +204,12 @@ TEST_F(WireHistoryTest, AReplyRefusedAsAProtocolErrorStaysBetweenTheUserTurnsAro
     } else {
       EXPECT_EQ(got, (std::vector<std::string>{"user", "assistant", "user", "user"})) << body.dump(1);
     }
-    if (api == Api::kChatCompletions) EXPECT_EQ(body["messages"][1]["content"], "(no reply)");
-    if (api == Api::kResponses) EXPECT_EQ(body["input"][1]["content"], "(no reply)");
+    if (api == Api::kChatCompletions) {
+      EXPECT_EQ(body["messages"][1]["content"], "(no reply)");
+    }
+    if (api == Api::kResponses) {
+      EXPECT_EQ(body["input"][1]["content"], "(no reply)");
+    }
   }
 }
 
