@@ -62,7 +62,6 @@ base_url = "http://127.0.0.1:8080/v1"
 connect_timeout_ms = 500
 idle_timeout_ms = 9000
 max_retries = 0
-stop_with_tool_calls = "tool_use"
 headers = { "X-Team" = "agents" }
 
 [providers.claude]
@@ -106,11 +105,9 @@ trust = "trusted"
   EXPECT_EQ(local.idle_timeout_ms, 9000);
   EXPECT_EQ(local.max_retries, 0);
   EXPECT_EQ(local.headers.at("X-Team"), "agents");
-  EXPECT_TRUE(local.stop_with_tool_calls_is_tool_use);
   EXPECT_EQ(local.credential.source, CredentialRef::Source::kNone);
   const ProviderConfig& claude = config_.providers.at("claude");
   EXPECT_EQ(claude.kind, ProviderKind::kAnthropic);
-  EXPECT_FALSE(claude.stop_with_tool_calls_is_tool_use) << "the default follows the specification";
   EXPECT_EQ(claude.credential, (CredentialRef{CredentialRef::Source::kStored, "anthropic-main"}));
 
   const ModelConfig& sonnet = config_.models.at("sonnet");
@@ -216,6 +213,17 @@ threshold = 0
   }
   EXPECT_EQ(problems_.list()[1].message, "must be between 1 and 600000");
   EXPECT_EQ(problems_.list()[7].message, "must be above 0 and at most 1");
+}
+
+// Spec §2: tool calls with a stop reason other than tool use fail closed unless a provider says otherwise.
+TEST_F(TomlLayerTest, StopWithToolCallsIsErrorUnlessSetToToolUse) {
+  apply("[providers.lenient]\nstop_with_tool_calls = \"tool_use\"\n[providers.strict]\nkind = \"openai-chat\"\n"
+        "[providers.typo]\nstop_with_tool_calls = \"stop\"\n");
+  ASSERT_EQ(problems_.list().size(), 1u) << all_problems();
+  EXPECT_EQ(problems_.list()[0].key_path, "providers.typo.stop_with_tool_calls");
+  EXPECT_EQ(problems_.list()[0].code, codes::kConfigBadValue);
+  EXPECT_TRUE(config_.providers.at("lenient").stop_with_tool_calls_is_tool_use);
+  EXPECT_FALSE(config_.providers.at("strict").stop_with_tool_calls_is_tool_use);
 }
 
 TEST_F(TomlLayerTest, ZeroTokenBudgetMeansNoBudget) {

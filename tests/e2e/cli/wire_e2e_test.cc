@@ -166,8 +166,8 @@ TEST_P(WireEndToEnd, AReplyRefusedAsAProtocolErrorStaysInTheNextRequest) {
 INSTANTIATE_TEST_SUITE_P(Wires, WireEndToEnd,
                          ::testing::Values(WireCase{"openai-chat", "stop"}, WireCase{"openai-responses", "max_output_tokens"},
                                            WireCase{"anthropic", "end_turn"}),
-                         [](const ::testing::TestParamInfo<WireCase>& info) {
-                           std::string name = info.param.kind;
+                         [](const ::testing::TestParamInfo<WireCase>& param_info) {
+                           std::string name = param_info.param.kind;
                            std::erase(name, '-');
                            return name;
                          });
