@@ -88,6 +88,7 @@ inline constexpr char kProviderReplyTooLarge[] = "provider.reply_too_large";
 inline constexpr char kToolArgumentsTooLarge[] = "tool.arguments_too_large";
 // A turn of the thread could not record its end, not even as failed: the thread refuses new work until a
 // restart recovers the run.
+inline constexpr char kTurnToolsDisabled[] = "turn.tools_disabled";
 inline constexpr char kTurnUnpersisted[] = "turn.unpersisted";
 
 }  // namespace keel::codes

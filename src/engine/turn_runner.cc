@@ -59,7 +59,6 @@ const char kToolsOffText[] =
 // The error a turn ends with when the failure breaker turned tools off and the final reply still asked for
 // a tool (docs/protocol.md lists it; defined here, not in engine_errors.h, only while the code registry is
 // being consolidated).
-constexpr char kTurnToolsDisabled[] = "turn.tools_disabled";
 // In a durable wait's pending tool: the breaker's notices held for the end of the response.
 constexpr char kHeldNoticesKey[] = "heldNotices";
 const char kInterruptNotice[] =
@@ -828,7 +827,7 @@ asio::awaitable<bool> TurnRunner::step() {
   // "not run" results below and the turn fails with turn.tools_disabled ("tool_use" is not an ending).
   std::optional<Error> tools_refused;
   if (final && tools_off_ && !calls.empty()) {
-    tools_refused = Error(kTurnToolsDisabled,
+    tools_refused = Error(codes::kTurnToolsDisabled,
                           "tools were disabled after " + std::to_string(run_.failure_streak) +
                               " failed tool calls in a row, and the model's final reply asked for " +
                               std::to_string(calls.size()) + " tool call(s) instead of answering; none was run");

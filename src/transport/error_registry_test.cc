@@ -98,11 +98,11 @@ void collect_constants(const fs::path& path, std::map<std::string, std::string>&
   }
 }
 
-// Every `inline constexpr char kName[] = "value";` in a non-test file under src/, whatever its namespace:
-// name -> values (two namespaces may use one name).
+// Every `[inline] constexpr char kName[] = "value";` in a non-test file under src/, whatever its namespace
+// (a constant local to one .cc file counts too): name -> values (two namespaces may use one name).
 std::map<std::string, std::set<std::string>> all_char_constants() {
   std::map<std::string, std::set<std::string>> constants;
-  const std::string marker = "inline constexpr char ";
+  const std::string marker = "constexpr char ";
   for (const fs::path& path : sources(kSourceDir / "src")) {
     if (is_test_file(path)) continue;
     const std::string text = read_file(path);

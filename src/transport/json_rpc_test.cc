@@ -153,7 +153,7 @@ TEST(JsonRpcTest, EnumValuesBoundsAndShapesAreCheckedAgainstTheSchema) {
 
 TEST(JsonRpcTest, MethodsAndReceiptsAreTheSchemasParamsDefinitions) {
   const std::vector<std::string> names = method_names();
-  EXPECT_EQ(names.size(), 26u);
+  EXPECT_EQ(names.size(), 27u);
   for (const std::string& name : names) {
     EXPECT_TRUE(is_op_method(name) != is_session_method(name)) << name;
   }

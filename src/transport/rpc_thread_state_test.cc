@@ -38,7 +38,7 @@ TEST_P(RpcThreadStateTest, BudgetsOutOfRangeGetCodedErrors) {
   auto too_big = client.command("turn.submit",
                                 {{"threadId", thread}, {"input", "x"}, {"budgetTokens", kMaxBudgetTokens + 1}});
   ASSERT_TRUE(too_big.contains("error")) << too_big.dump();
-  EXPECT_EQ(too_big["error"]["data"]["code"], "invalid_argument");
+  EXPECT_EQ(too_big["error"]["data"]["code"], "rpc.invalid_params");  // the schema refuses it before the engine
   h.provider.push(ScriptedResponse::tool_calls({{"c1", "echo", "{}"}}).with_usage(80, 40));
   ASSERT_TRUE(client.command("turn.submit", {{"threadId", thread}, {"input", "go"}, {"budgetTokens", 100}})
                   .contains("result"));
@@ -47,7 +47,7 @@ TEST_P(RpcThreadStateTest, BudgetsOutOfRangeGetCodedErrors) {
   auto overflow = client.request(
       "run.resume", {{"threadId", thread}, {"additionalBudgetTokens", std::numeric_limits<int64_t>::max()}});
   ASSERT_TRUE(overflow.contains("error")) << overflow.dump();
-  EXPECT_EQ(overflow["error"]["data"]["code"], "invalid_argument");
+  EXPECT_EQ(overflow["error"]["data"]["code"], "rpc.invalid_params");
   EXPECT_EQ(h.run(paused["payload"]["runId"]).budget_tokens, 100);
 }
 

@@ -270,24 +270,24 @@ TEST_F(ChatTest, EnterWhileATurnStreamsSteersItAndTheSteerReachesTheNextModelReq
   EXPECT_EQ(leave(*chat), 0);
 }
 
-TEST_F(ChatTest, EnterWhileTheTurnCannotBeSteeredQueuesTheInputAndSaysSo) {
+TEST_F(ChatTest, EnterWhileTheTurnWaitsOnATimerSteersItAndTheSteerIsReadAfterTheTimer) {
   start_model(json::array({
       {{"match", "set a timer"},
        {"steps", {tool_call_step("call_timer", "set_timer", {{"seconds", 5}, {"note", "tea"}})}}},
-      {{"match", "afterwards"}, {"steps", {text_step("the queued input ran.")}}},
+      {{"match", "afterwards"}, {"steps", {text_step("the steer was read after the timer.")}}},
       {{"steps", {text_step("the timer fired.")}}},
   }));
   auto chat = start_chat();
   chat->type("set a timer\r");
   ASSERT_TRUE(chat->wait_for("waiting on a timer of 5 s \\(tea\\)"));
-  // A run that waits (here on its timer) takes no steer: Enter falls back to the queue.
+  // A run that waits (here on its timer) still takes a steer (spec §3 refuses steers only on a mismatch, an
+  // interrupt or the turn's end); it enters the first model request after the wait, after the call's result.
   chat->type("afterwards\r");
-  EXPECT_TRUE(chat->wait_for("· queued: the turn waits for an approval or an answer; the input runs next"));
-  EXPECT_TRUE(chat->wait_for("queue: 1 waiting"));
-  // The timer fires, the turn ends, and the queued input runs as the next turn.
+  EXPECT_TRUE(chat->wait_for("· steered: the running turn takes it at its next model request"));
   EXPECT_TRUE(chat->wait_for(
-      "the timer fired\\.\\n— completed[^\\n]*\\n(.*\\n)*the queued input ran\\.\\n— completed"));
-  EXPECT_EQ(server_->requests().size(), 3u);
+      "← set_timer\\n(.*\\n)*↳ steer: afterwards\\n(.*\\n)*the steer was read after the timer\\.\\n— completed"));
+  ASSERT_EQ(server_->requests().size(), 2u);
+  EXPECT_NE(request_body(1).find("afterwards"), std::string::npos) << request_body(1);
   EXPECT_EQ(leave(*chat), 0);
 }
 

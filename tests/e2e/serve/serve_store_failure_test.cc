@@ -24,9 +24,9 @@ TEST_F(ServeStoreFailureTest, AFailedSyncEndsTheServerWithStatus75AndARestartRec
                 json::array({response(std::nullopt, json::array({list_files_call()})),
                              response(std::nullopt, json::array({text_step("listed after the restart")})),
                              response(std::nullopt, json::array({text_step("a new turn")}))})}});
-  // Syncs: 1 thread.create, 2 turn.submit, 3 the model's reply with its call, 4 the call's result: from the
-  // fourth on every sync fails, as on a full disk.
-  extra_environment_ = {"KEEL_FAILPOINTS=store.sync.before=error@4*"};
+  // Syncs: 1 the engine's event epoch at start, 2 thread.create, 3 turn.submit, 4 the model's reply with its
+  // call, 5 the call's result: from the fifth on every sync fails, as on a full disk.
+  extra_environment_ = {"KEEL_FAILPOINTS=store.sync.before=error@5*"};
   auto first = serve_stdio();
   ASSERT_NE(first.client, nullptr);
   const std::string thread = create_thread(*first.client);
