@@ -326,8 +326,12 @@ TEST_F(RecoveryTest, ARunWhoseProviderTransportDriftedFailsWithAReasonAndNothing
   const std::vector<NodeRecord> before = h.path(thread);
   h.engine_options().transport.base_url = "https://another-endpoint.example/v1";
   h.start();
-  h.wait_run_state(run_id, RunState::kFailed);
+  // The turn's end event, not the run's state: the state commits before the thread is free for a new turn.
+  const AgentEvent complete = h.wait_complete(thread, 1);
+  EXPECT_EQ(complete.payload["runId"], run_id);
+  EXPECT_EQ(complete.payload["error"]["code"], codes::kEnvironmentDrift) << complete.payload.dump();
   const RunRecord run = h.run(run_id);
+  ASSERT_EQ(run.state, RunState::kFailed);
   ASSERT_TRUE(run.error.has_value());
   EXPECT_NE(run.error->find("environment.drift"), std::string::npos) << *run.error;
   EXPECT_NE(run.error->find("baseUrl"), std::string::npos) << *run.error;

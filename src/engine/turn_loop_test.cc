@@ -2,6 +2,7 @@
 // the scripted provider, asserting the persisted nodes and the events.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "engine/engine_errors.h"
@@ -828,6 +829,42 @@ TEST(TurnLoopTest, InterruptEndsAWaitAtOnce) {
   }));
   h.request("turn.interrupt", {{"threadId", thread}});
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
+}
+
+}  // namespace
+}  // namespace keel
+
+namespace keel {
+namespace {
+
+// A client that submits the moment it sees turn.complete is admitted: the thread is free for a new turn
+// before its turn.complete goes out (the event is published in the same strand step that releases the
+// thread). Each answer submits the next turn from the event callback itself, the fastest a client can be.
+TEST(TurnLoopTest, ASubmitSentOnTurnCompleteIsNeverRefusedAsBusy) {
+  constexpr int kTurns = 200;
+  EngineHarness h;
+  for (int i = 0; i < kTurns; ++i) h.provider.push(ScriptedResponse::text("answer " + std::to_string(i)));
+  h.start();
+  const std::string thread = h.create_thread();
+  std::atomic<int> submitted{1};
+  auto chain = h.transport->on_event([&](const AgentEvent& event) {
+    if (event.type != "turn.complete" || event.thread_id != thread) return;
+    const int next = submitted.fetch_add(1);
+    if (next >= kTurns) return;
+    h.transport->send(Op{"turn.submit", "chain-client", "chain-" + std::to_string(next),
+                         {{"threadId", thread}, {"input", "again"}}});
+  });
+  h.send("turn.submit", {{"threadId", thread}, {"input", "first"}});
+  ASSERT_TRUE(h.log.wait_until([&](const std::vector<AgentEvent>& events) {
+    size_t answered = 0;
+    for (const AgentEvent& e : events) {
+      if (e.type == "command.rejected") return true;  // fail fast below
+      answered += e.type == "turn.complete" && e.thread_id == thread;
+    }
+    return answered == static_cast<size_t>(kTurns);
+  }));
+  for (const AgentEvent& e : h.log.of_type("command.rejected")) ADD_FAILURE() << e.payload.dump();
+  chain.reset();
 }
 
 }  // namespace

@@ -215,7 +215,7 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   asio::awaitable<void> run();
   // The run's state as this runner last wrote it.
   RunState state() const { return run_.state; }
-  // Publishes what the outbox holds; run() does so before every suspension and at its end.
+  // Publishes what the outbox holds; run() does so before every suspension, the completion handler at the end.
   void flush_events() {
     if (!outbox_.empty()) engine_.publish_all(thread_id(), std::exchange(outbox_, {}));
   }
@@ -583,7 +583,8 @@ asio::awaitable<void> TurnRunner::run() {
                   "keel could not record the turn's progress: " + failed_write_->message());
     co_await end_after_failure(std::move(refused));
   }
-  flush_events();
+  // The last events (turn.complete among them) go out from the completion handler, in the same strand step
+  // that frees the thread: a client that submits the moment it sees turn.complete must find it free.
 }
 
 asio::awaitable<void> TurnRunner::end_after_failure(Error cause) {
@@ -614,24 +615,19 @@ asio::awaitable<void> TurnRunner::run_turn() {
       }
     }
     co_await finish_failed(loaded.error());
-    flush_events();
     co_return;
   }
   tools_ = bind_tools();
   tools_off_ = run_.failure_streak >= kFailuresBeforeToolsOff;
   if (continuing_) {
     const bool goes_on = co_await continue_wait();
-    if (!goes_on) {
-      flush_events();
-      co_return;
-    }
+    if (!goes_on) co_return;
   }
   // (Not `while (co_await step())`: g++ 12 miscompiles co_await in a loop condition.)
   for (;;) {
     const bool more = co_await step();
     if (!more) break;
   }
-  flush_events();
   co_return;
 }
 
@@ -1620,8 +1616,8 @@ void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> ac
   Strand strand = actor->strand;
   asio::co_spawn(
       strand, drive_turn(runner), [&engine, actor, runner, turn_id, run_id](std::exception_ptr failure) {
+        runner->flush_events();
         if (failure) {
-          runner->flush_events();
           // run() ends the turn whatever its step throws; this is an exception thrown while it was ending the
           // turn. Nothing says the end was written, so the thread is stranded like after an unpersisted end.
           std::string what = "unknown exception";
