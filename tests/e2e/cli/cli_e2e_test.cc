@@ -369,5 +369,22 @@ TEST_F(CliEndToEnd, ThreadsShowForkSelectAndDelete) {
   EXPECT_NE(missing.err.find("thread."), std::string::npos) << missing.err;
 }
 
+// Issue 15, point 6: a thread title and conversation text with control sequences are shown, not obeyed, by
+// keel threads list and show.
+TEST_F(CliEndToEnd, ThreadsListAndShowShowControlSequencesAsText) {
+  serve_script({{"responses", {text_reply("", "reply \x1b]0;title\x07\x1b[2J done")}}});
+  KeelRun run = keel({"run", "a question"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string thread = thread_of(run);
+  KeelRun forked = keel({"threads", "fork", thread, "--title", "\x1b[2J\x1b[1;1Hfake \xe2\x80\xae"});
+  ASSERT_EQ(forked.status, 0) << forked.err;
+  KeelRun listed = keel({"threads", "list"});
+  EXPECT_EQ(listed.out.find('\x1b'), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("^[[2J^[[1;1Hfake <U+202E>"), std::string::npos) << listed.out;
+  KeelRun shown = keel({"threads", "show", thread});
+  EXPECT_EQ(shown.out.find('\x1b'), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("keel: reply ^[]0;title^G^[[2J done"), std::string::npos) << shown.out;
+}
+
 }  // namespace
 }  // namespace keel::e2e
