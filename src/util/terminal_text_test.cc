@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace keel {
 namespace {
@@ -117,6 +118,25 @@ TEST(TerminalTextTest, TheStreambufWritesSafeTextAndJoinsACharacterCutBetweenWri
     out << "cut \xc2";  // a character never finished: written as U+FFFD when the buffer goes
   }
   EXPECT_EQ(target.str(), "keel: error: ^[]0;pwned^G<U+202E> ok\ncut \xEF\xBF\xBD");
+}
+
+// std::cerr is written by a signal watcher thread and the main thread at once (cli/signals.h).
+TEST(TerminalTextTest, TheStreambufTakesWritesFromSeveralThreads) {
+  std::ostringstream target;
+  {
+    TerminalSafeStreambuf filter(target.rdbuf());
+    const auto writer = [&filter](char letter) {
+      std::ostream out(&filter);
+      for (int i = 0; i < 200; ++i) out << std::string(8, letter) << "\x1b\n" << std::flush;
+    };
+    std::thread a(writer, 'a');
+    std::thread b(writer, 'b');
+    a.join();
+    b.join();
+  }
+  const std::string text = target.str();
+  EXPECT_EQ(text.size(), 2u * 200u * 11u);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
 }
 
 }  // namespace
