@@ -91,4 +91,12 @@ inline constexpr char kToolArgumentsTooLarge[] = "tool.arguments_too_large";
 inline constexpr char kTurnToolsDisabled[] = "turn.tools_disabled";
 inline constexpr char kTurnUnpersisted[] = "turn.unpersisted";
 
+// files on disk (issue 15, points 7 and 8; docs/security.md, Files on disk)
+// A warning, not a refusal: the store, its -wal or -shm, or its directory is open to group or others.
+inline constexpr char kStoreNotPrivate[] = "store.not_private";
+// keel serve --token-file: a symlink, not a regular file, or another user's file.
+inline constexpr char kServeTokenFileUnsafe[] = "serve.token_file_unsafe";
+// keel serve --token-file: group or others may access it (anything wider than 0600).
+inline constexpr char kServeTokenFilePermissions[] = "serve.token_file_permissions";
+
 }  // namespace keel::codes

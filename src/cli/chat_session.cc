@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/event_renderer.h"
 #include "cli/turn_follower.h"
+#include "util/terminal_text.h"
 
 namespace keel::cli {
 
@@ -69,7 +70,12 @@ class ChatSession::Impl {
 
   int run(int input_fd, WakePipe& wake, EventPump& pump, SignalInbox& signals) {
     while (!leave_) {
-      for (AgentEvent& event : pump.take()) handle_event(event);
+      for (AgentEvent& event : pump.take()) {
+        // Its strings come from the model, tools and files: their control sequences are made visible before
+        // anything shows them (the renderer, the prompts), util/terminal_text.h.
+        event.payload = terminal_safe_json(event.payload);
+        handle_event(event);
+      }
       for (int signal_number : signals.take()) take_signal(signal_number);
       announce_prompt();
       draw();
@@ -127,9 +133,11 @@ class ChatSession::Impl {
     rendered_.str("");
   }
 
+  // A line of plain text: it may quote what did not come from keel (an error's message, the person's
+  // pasted input), so its control characters are shown, never sent to the terminal.
   void note(const std::string& line) {
     renderer_.break_line();
-    rendered_ << line << "\n";
+    rendered_ << terminal_safe(line) << "\n";
     flush_rendered();
   }
 

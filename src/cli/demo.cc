@@ -25,6 +25,7 @@
 #include "model_server/model_server.h"
 #include "model_server/script.h"
 #include "store/thread_repository.h"
+#include "util/terminal_text.h"
 
 namespace keel::cli {
 
@@ -330,7 +331,7 @@ int demo_command(const CommandContext& context, const DemoOptions& options) {
   notes << "\n";
   if (written) {
     notes << bold(std::string(kDemoResultFile) + ", as the agent wrote it:") << "\n";
-    for (const std::string& line : lines_of(read_file(result))) notes << "  │ " << line << "\n";
+    for (const std::string& line : lines_of(read_file(result))) notes << "  │ " << terminal_safe(line) << "\n";
     notes << "\n";
   }
   const int approvals = decider.approvals();

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <system_error>
 
 #include "cli/model_binding.h"
+#include "cli/store_files.h"
 #include "config/credential_resolver.h"
 #include "config/credential_vault.h"
 #include "config/master_key.h"
@@ -102,11 +104,10 @@ StoreHandle::~StoreHandle() {
 }
 
 Result<StoreHandle> open_store(const config::Config& config, bool exclusive, FailPoints* fail_points) {
-  std::error_code ec;
-  if (config.store_path.has_parent_path()) fs::create_directories(config.store_path.parent_path(), ec);
-  if (ec) {
-    return fail(codes::kStoreOpen,
-                "cannot create " + config.store_path.parent_path().string() + ": " + ec.message());
+  // The directory 0700 and the database 0600 when keel creates them; a warning on stderr for what exists and
+  // is open to others (cli/store_files.h).
+  for (const Error& warning : KEEL_TRY(prepare_store_files(config.store_path))) {
+    std::cerr << "keel: warning: " << warning.to_string() << "\n";
   }
   StoreHandle handle;
   if (exclusive) handle.lock_fd = KEEL_TRY(lock_store(config.store_path));

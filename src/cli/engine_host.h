@@ -60,7 +60,9 @@ struct StoreHandle {
   ~StoreHandle();
 };
 
-// Opens config.store_path (creating its directory), taking the store lock when `exclusive`. A reader that
+// Opens config.store_path (creating its directory 0700 and the database 0600, and warning on stderr about
+// files of an existing store that others may access: cli/store_files.h), taking the store lock when
+// `exclusive`. A reader that
 // does not take the lock can run beside a serving engine (SQLite WAL readers never block the writer).
 // `fail_points` (may be null; must outlive the store) is what tests arm through KEEL_FAILPOINTS.
 // Errors: host.store_in_use, the store's open errors.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_errors.h"
+#include "util/terminal_text.h"
 
 namespace keel::cli {
 
@@ -50,6 +51,26 @@ class JsonFormatter final : public spdlog::formatter {
   std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
 };
 
+// Log messages quote clients' ids, methods and error messages, and a log on stderr is read on a terminal:
+// every message passes through terminal_safe() before `inner` lays the line out, newlines shown too, so a
+// message can neither drive the terminal nor fake a line of its own.
+class SafeMessageFormatter final : public spdlog::formatter {
+ public:
+  explicit SafeMessageFormatter(std::unique_ptr<spdlog::formatter> inner) : inner_(std::move(inner)) {}
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const std::string safe = terminal_safe(std::string_view(msg.payload.data(), msg.payload.size()), LineBreaks::kShow);
+    spdlog::details::log_msg shown = msg;
+    shown.payload = spdlog::string_view_t(safe.data(), safe.size());
+    inner_->format(shown, dest);
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<SafeMessageFormatter>(inner_->clone());
+  }
+
+ private:
+  std::unique_ptr<spdlog::formatter> inner_;
+};
+
 }  // namespace
 
 Result<std::shared_ptr<spdlog::logger>> make_logger(const LogOptions& options) {
@@ -65,9 +86,10 @@ Result<std::shared_ptr<spdlog::logger>> make_logger(const LogOptions& options) {
   }
   auto logger = std::make_shared<spdlog::logger>("keel", sink);
   if (options.format == config::LogFormat::kJson) {
-    logger->set_formatter(std::make_unique<JsonFormatter>());
+    logger->set_formatter(std::make_unique<SafeMessageFormatter>(std::make_unique<JsonFormatter>()));
   } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+    logger->set_formatter(std::make_unique<SafeMessageFormatter>(
+        std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v")));
   }
   logger->set_level(to_spdlog(options.level));
   logger->flush_on(spdlog::level::trace);

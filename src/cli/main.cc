@@ -15,10 +15,27 @@
 #include "cli/signals.h"
 #include "config/config_loader.h"
 #include "config/environment.h"
+#include "util/terminal_text.h"
 
 namespace {
 
 using keel::cli::ApprovalPolicy;
+
+// keel writes only plain text to stderr (errors, prompts, notes, never colours), and many of those lines quote
+// what did not come from keel: an error's message, a file name, a model's question. While this lives,
+// std::cerr passes through a filter that shows their control sequences instead of sending them to the
+// terminal (util/terminal_text.h). It puts the old buffer back before the filter goes.
+class SafeStderr {
+ public:
+  SafeStderr() : filter_(std::cerr.rdbuf()) { previous_ = std::cerr.rdbuf(&filter_); }
+  ~SafeStderr() { std::cerr.rdbuf(previous_); }
+  SafeStderr(const SafeStderr&) = delete;
+  SafeStderr& operator=(const SafeStderr&) = delete;
+
+ private:
+  keel::TerminalSafeStreambuf filter_;
+  std::streambuf* previous_ = nullptr;
+};
 
 // CLI11 checks the value against this list before the command runs.
 const std::map<std::string, ApprovalPolicy> kApprovalPolicies = {
@@ -128,6 +145,7 @@ int main(int argc, char** argv) {
   demo_cmd->add_flag("--json", demo.json, "Print the events as JSON lines");
 
   CLI11_PARSE(app, argc, argv);
+  const SafeStderr safe_stderr;
 
   std::error_code cwd_error;
   const std::filesystem::path cwd = std::filesystem::current_path(cwd_error);

@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include "cli/signals.h"
 #include "transport/stdio_server.h"
 #include "transport/websocket_server.h"
+#include "util/private_file.h"
 
 namespace keel::cli {
 namespace fs = std::filesystem;
@@ -42,35 +45,33 @@ std::string new_token() {
   return token;
 }
 
-// Writes `text` to `path` atomically (a temporary file renamed into place), readable by the owner only.
-Result<void> write_private_file(const fs::path& path, const std::string& text) {
-  const fs::path temporary = path.string() + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return fail(codes::kServeTokenFile, "cannot write " + path.string() + ": " + std::strerror(errno));
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::fsync(fd);
-  ::close(fd);
-  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    return fail(codes::kServeTokenFile, "cannot write " + path.string());
-  }
-  return {};
-}
+constexpr PrivateFileCodes kTokenFileCodes{.io = codes::kServeTokenFile,
+                                           .unsafe = codes::kServeTokenFileUnsafe,
+                                           .permissions = codes::kServeTokenFilePermissions};
 
-// The token from `path`, or a new one written there when the file does not exist. A token file others can
-// read is refused, like the master key.
+// The token from `path`, or a new one written there when the file does not exist. Like the master key
+// (util/private_file.h): written through a fresh temporary (O_EXCL, O_NOFOLLOW, 0600) renamed into place,
+// and read only from a regular file of this user that group and others cannot access, never through a
+// symlink.
 Result<std::string> token_from_file(const fs::path& path) {
-  struct stat info{};
-  if (::stat(path.c_str(), &info) != 0) {
+  bool missing = false;
+  Result<UniqueFd> fd = open_private_file(path, "the token file", kTokenFileCodes, missing);
+  if (!fd && missing) {
     std::string token = new_token();
-    KEEL_TRY(write_private_file(path, token + "\n"));
+    KEEL_TRY(write_private_file(path, token + "\n", "the token file", kTokenFileCodes));
     return token;
   }
-  if ((info.st_mode & 077) != 0) {
-    return fail(codes::kServeTokenFile, path.string() + " is readable by others; chmod 600 it");
+  if (!fd) return std::unexpected(fd.error());
+  std::string text;
+  char buffer[512];
+  for (;;) {
+    const ssize_t n = ::read(fd->get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(codes::kServeTokenFile, "cannot read " + path.string() + ": " + std::strerror(errno));
+    if (n == 0 || text.size() > 4096) break;
+    text.append(buffer, static_cast<size_t>(n));
   }
-  std::ifstream in(path);
-  std::string token;
-  std::getline(in, token);
+  std::string token = text.substr(0, text.find('\n'));
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
   if (token.size() < 16) return fail(codes::kServeTokenFile, path.string() + " holds no token of 16 or more characters");
   return token;
@@ -186,7 +187,9 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   }
   const uint16_t port = (*server)->port();
   if (options.port_file) {
-    if (auto written = write_private_file(*options.port_file, std::to_string(port) + "\n"); !written) {
+    if (auto written = write_private_file(*options.port_file, std::to_string(port) + "\n", "the port file",
+                                          kTokenFileCodes);
+        !written) {
       *context.err << "keel serve: " << written.error().to_string() << "\n";
       return kExitSetup;
     }

@@ -17,6 +17,7 @@
 #include "store/commands.h"
 #include "store/run_repository.h"
 #include "store/thread_repository.h"
+#include "util/terminal_text.h"
 
 namespace keel::cli {
 
@@ -82,7 +83,8 @@ int list_threads(const CommandContext& context, Store& store, bool as_json) {
   }
   for (const json& t : out) {
     std::string state = t["latestRun"].is_null() ? "new" : t["latestRun"].value("state", "");
-    std::string title = t.value("title", "");
+    // Titles and conversation text come from clients and the model: shown, never obeyed, by the terminal.
+    std::string title = terminal_safe(t.value("title", ""), LineBreaks::kShow);
     *context.out << t.value("threadId", "") << "  " << local_time(t.value("updatedAt", int64_t{0})) << "  "
                  << std::left << std::setw(18) << state << " "
                  << (title.empty() ? "(untitled)" : shorten(title, 60))
@@ -156,10 +158,11 @@ int show_thread(const CommandContext& context, Store& store, const ThreadsOption
     return kExitOk;
   }
   std::ostream& o = *context.out;
-  o << (thread->title.empty() ? "(untitled)" : thread->title) << "  " << thread->id << "\n";
+  o << (thread->title.empty() ? "(untitled)" : terminal_safe(thread->title, LineBreaks::kShow)) << "  "
+    << thread->id << "\n";
   if (thread->parent_thread_id) o << "forked from " << *thread->parent_thread_id << "\n";
   o << "\n";
-  for (const json& node : nodes) print_node(o, node);
+  for (const json& node : nodes) print_node(o, terminal_safe_json(node));
   if (!out["latestRun"].is_null()) {
     o << "\nlast run: " << out["latestRun"].value("state", "") << "\n";
   }

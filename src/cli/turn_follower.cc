@@ -4,6 +4,8 @@
 #include <istream>
 #include <ostream>
 
+#include "util/terminal_text.h"
+
 namespace keel::cli {
 
 using nlohmann::json;
@@ -89,11 +91,12 @@ Result<json> follow_turn(EngineClient& client, const std::string& thread_id, con
     }
     std::optional<AgentEvent> event = client.next_event(std::chrono::milliseconds(100));
     if (!event || event->thread_id != thread_id) continue;
-    if (options.json_lines) {
-      render_json_line(out, *event);
-    } else {
-      renderer.render(*event);
-    }
+    // JSON lines stay exact for programs (JSON escapes the C0 controls). Everything else shows the event to
+    // a person (the renderer, the decider's prompts, the demo's notes): its strings come from the model,
+    // tools and files, so their control sequences are made visible first (util/terminal_text.h).
+    if (options.json_lines) render_json_line(out, *event);
+    event->payload = terminal_safe_json(event->payload);
+    if (!options.json_lines) renderer.render(*event);
     const json& p = event->payload;
     if (event->type == "approval.request") {
       renderer.break_line();

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "config/config_errors.h"
+#include "util/private_file.h"
 
 namespace keel::config {
 namespace {
@@ -22,29 +23,10 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kKeyIdLabel = "keel master key id v1";
 
-// Closes the descriptor it owns.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
+constexpr PrivateFileCodes kKeyFileCodes{
+    .io = codes::kKeyFileIo, .unsafe = codes::kKeyFileUnsafe, .permissions = codes::kKeyFilePermissions};
 
 std::string os_error(int error) { return std::error_code(error, std::generic_category()).message(); }
-
-std::string octal_mode(mode_t mode) {
-  std::array<char, 8> text{};
-  std::snprintf(text.data(), text.size(), "%04o", static_cast<unsigned>(mode & 07777));
-  return text.data();
-}
 
 Result<void> write_all(int fd, std::span<const unsigned char> bytes, const fs::path& path) {
   size_t done = 0;
@@ -59,35 +41,12 @@ Result<void> write_all(int fd, std::span<const unsigned char> bytes, const fs::p
 
 // Reads the key file at `path`. `missing` is set when it does not exist (and the error is key_file_io).
 Result<Secret> read_key_file(const fs::path& path, bool& missing) {
-  missing = false;
-  // O_NOFOLLOW: a symlink could point the key at a file someone else controls. O_NONBLOCK: a FIFO must not
-  // hang the open; fstat refuses it below.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (!fd.valid()) {
-    const int error = errno;
-    missing = error == ENOENT;
-    if (error == ELOOP) {
-      return fail(codes::kKeyFileUnsafe, "the master key file " + path.string() + " is a symbolic link");
-    }
-    return fail(codes::kKeyFileIo,
-                "cannot open the master key file " + path.string() + ": " + os_error(error));
-  }
+  // Not a symlink, a regular file of ours, mode 0600 or narrower (util/private_file.h).
+  UniqueFd fd = KEEL_TRY(open_private_file(path, "the master key file", kKeyFileCodes, missing));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) {
     return fail(codes::kKeyFileIo,
                 "cannot stat the master key file " + path.string() + ": " + os_error(errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return fail(codes::kKeyFileUnsafe, "the master key file " + path.string() + " is not a regular file");
-  }
-  if (st.st_uid != ::geteuid()) {
-    return fail(codes::kKeyFileUnsafe, "the master key file " + path.string() + " belongs to user " +
-                                           std::to_string(st.st_uid) + ", not to this process's user");
-  }
-  if ((st.st_mode & 077) != 0) {
-    return fail(codes::kKeyFilePermissions, "the master key file " + path.string() + " has mode " +
-                                                octal_mode(st.st_mode) +
-                                                "; group and others must have no access (chmod 600 it)");
   }
   if (st.st_size != static_cast<off_t>(MasterKey::kBytes)) {
     return fail(codes::kKeyFileSize, "the master key file " + path.string() + " has " +
@@ -109,51 +68,29 @@ Result<Secret> read_key_file(const fs::path& path, bool& missing) {
   return key;
 }
 
-Result<void> sync_directory(const fs::path& dir) {
-  Fd fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid() || ::fsync(fd.get()) != 0) {
-    return fail(codes::kKeyFileIo, "cannot sync directory " + dir.string() + ": " + os_error(errno));
-  }
-  return {};
-}
-
 // Writes a new random key to `path` unless one appears there first; returns the key now at `path`.
 Result<Secret> create_key_file(const fs::path& path) {
   const fs::path dir = path.parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !fs::exists(dir, ec)) {
-    if (fs::create_directories(dir, ec))
-      fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-    if (ec) return fail(codes::kKeyFileIo, "cannot create directory " + dir.string() + ": " + ec.message());
-  }
+  KEEL_TRY(create_private_directories(dir, codes::kKeyFileIo));
   Secret key = Secret::zeroed(MasterKey::kBytes);
   randombytes_buf(key.writable_bytes().data(), key.size());
 
-  std::array<unsigned char, 8> tag{};
-  randombytes_buf(tag.data(), tag.size());
-  std::array<char, 2 * tag.size() + 1> hex{};
-  sodium_bin2hex(hex.data(), hex.size(), tag.data(), tag.size());
-  const fs::path temporary = path.string() + ".tmp-" + hex.data();
-  {
-    Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd.valid()) {
-      return fail(codes::kKeyFileIo,
-                  "cannot create the master key file " + temporary.string() + ": " + os_error(errno));
-    }
-    Result<void> written = write_all(fd.get(), key.reveal_bytes(), temporary);
-    if (written && ::fsync(fd.get()) != 0) {
-      written = fail(codes::kKeyFileIo, "cannot sync " + temporary.string() + ": " + os_error(errno));
-    }
-    if (!written) {
-      ::unlink(temporary.c_str());
-      return std::unexpected(written.error());
-    }
+  // A fresh name (O_EXCL, O_NOFOLLOW, 0600): nothing prepared beside the key file is followed or reused.
+  UniqueTemporary temporary = KEEL_TRY(create_unique_temporary(path, codes::kKeyFileIo));
+  Result<void> written = write_all(temporary.fd.get(), key.reveal_bytes(), temporary.path);
+  if (written && ::fsync(temporary.fd.get()) != 0) {
+    written = fail(codes::kKeyFileIo, "cannot sync " + temporary.path.string() + ": " + os_error(errno));
+  }
+  temporary.fd = UniqueFd();
+  if (!written) {
+    ::unlink(temporary.path.c_str());
+    return std::unexpected(written.error());
   }
   // link() fails if `path` exists: of two processes creating the key at once, exactly one wins and the
   // other reads the winner's key.
-  const int linked = ::link(temporary.c_str(), path.c_str());
+  const int linked = ::link(temporary.path.c_str(), path.c_str());
   const int link_error = errno;
-  ::unlink(temporary.c_str());
+  ::unlink(temporary.path.c_str());
   if (linked != 0 && link_error == EEXIST) {
     bool missing = false;
     return read_key_file(path, missing);
@@ -162,7 +99,7 @@ Result<Secret> create_key_file(const fs::path& path) {
     return fail(codes::kKeyFileIo,
                 "cannot create the master key file " + path.string() + ": " + os_error(link_error));
   }
-  KEEL_TRY(sync_directory(dir));
+  KEEL_TRY(sync_directory(dir, codes::kKeyFileIo));
   return key;
 }
 

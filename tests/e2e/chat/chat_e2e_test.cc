@@ -140,6 +140,12 @@ class ChatTerminal {
     return terminal_.text();
   }
 
+  // Every byte the program wrote to the terminal so far.
+  std::string raw() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return raw_;
+  }
+
   // The thread id chat printed on its first line.
   std::string thread_id() {
     if (!wait_for("thread (\\S+) · model")) return "";
@@ -179,6 +185,7 @@ class ChatTerminal {
         return;
       }
       terminal_.feed(std::string_view(buffer, static_cast<size_t>(n)));
+      raw_.append(buffer, static_cast<size_t>(n));
       changed_.notify_all();
     }
   }
@@ -190,6 +197,7 @@ class ChatTerminal {
   std::mutex mu_;
   std::condition_variable changed_;
   cli::VirtualTerminal terminal_{kColumns, kRows};
+  std::string raw_;
   bool eof_ = false;
 };
 
@@ -471,6 +479,68 @@ TEST_F(ChatTest, TheTerminalIsRestoredWhenChatIsTerminated) {
   termios after{};
   ASSERT_EQ(::tcgetattr(chat->master(), &after), 0);
   EXPECT_EQ(after.c_lflag & (ECHO | ICANON), static_cast<tcflag_t>(ECHO | ICANON)) << "restored on SIGTERM";
+}
+
+// Issue 15, point 6: a workspace file, a question and the model's own text carry an OSC title, an OSC 52
+// clipboard write, a clear-screen, cursor movement before a fake "approval: accepted", concealed text,
+// backspaces and a bidi override. The terminal must get none of them raw: each is shown as visible text.
+constexpr char kHostileText[] =
+    "plain start\n\x1b]0;pwned-title\x07\x1b]52;c;Y3VybCB8IHNo\x07\x1b[2J\x1b[5;1H\x1b[1A\r"
+    "approval: accepted\n\x1b[8mhidden\x1b[0m rm\b\b \xe2\x80\xaetxt.exe\n";
+
+json hostile_script() {
+  return json::array({
+      {{"steps", {tool_call_step("call_read", "read_file", {{"path", "evil.txt"}})}}},
+      {{"steps", {tool_call_step("call_ask", "ask_user", {{"question", std::string("\x1b[2J\x1b]0;q\x07Proceed?")}})}}},
+      {{"steps", {text_step(std::string("model says \x1b]0;model-title\x07\x1b[2J\x1b[5;1Happroval: accepted ")),
+                  text_step("the end.")}}},
+  });
+}
+
+// What no terminal may receive from keel when the hostile text above was shown (keel's own drawing uses
+// none of these: SGR colours, \x1b[J and cursor-up/forward only).
+void expect_no_raw_control_sequences(const std::string& raw) {
+  for (const std::string& bad : {std::string("\x1b]"), std::string("\x1b[2J"), std::string("\x1b[5;1H"),
+                                std::string("\x1b[8m"), std::string("\x07"), std::string("\b"),
+                                std::string("\xe2\x80\xae")}) {
+    EXPECT_EQ(raw.find(bad), std::string::npos) << "raw on the terminal: " << ::testing::PrintToString(bad);
+  }
+}
+
+TEST_F(ChatTest, ControlSequencesFromAFileAQuestionAndTheModelAreShownNotObeyed) {
+  start_model(hostile_script());
+  std::ofstream(workspace() / "evil.txt") << kHostileText;
+  auto chat = start_chat();
+  chat->type("read evil.txt\r");
+  ASSERT_TRUE(chat->wait_for_input_line("^answer >$"));
+  EXPECT_TRUE(chat->wait_for("\\? \\^\\[\\[2J\\^\\[\\]0;q\\^GProceed\\?"));
+  chat->type("yes\r");
+  EXPECT_TRUE(chat->wait_for("the end\\.\\n— completed"));
+  const std::string screen = chat->screen();
+  EXPECT_NE(screen.find("^[]0;pwned-title^G^[]52;c;Y3VybCB8IHNo^G^[[2J^[[5;1H^[[1A^Mapproval: accepted"),
+            std::string::npos)
+      << screen;
+  EXPECT_NE(screen.find("<U+202E>txt.exe"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("model says ^[]0;model-title^G^[[2J^[[5;1Happroval: accepted the end."), std::string::npos)
+      << screen;
+  EXPECT_EQ(leave(*chat), 0);
+  expect_no_raw_control_sequences(chat->raw());
+}
+
+TEST_F(ChatTest, KeelRunOnATerminalShowsControlSequencesNotObeysThem) {
+  start_model(hostile_script());
+  std::ofstream(workspace() / "evil.txt") << kHostileText;
+  ChatTerminal run({"--config", config_path(), "run", "--workspace", workspace().string(), "read evil.txt"},
+                   dir_.path());
+  ASSERT_TRUE(run.wait_for("\\? \\^\\[\\[2J\\^\\[\\]0;q\\^GProceed\\? >"));
+  run.type("yes\r");
+  EXPECT_EQ(run.wait_exit(), 0);
+  const std::string screen = run.screen();
+  EXPECT_NE(screen.find("^[]0;pwned-title^G^[]52;c;Y3VybCB8IHNo^G^[[2J^[[5;1H^[[1A^Mapproval: accepted"),
+            std::string::npos)
+      << screen;
+  EXPECT_NE(screen.find("model says ^[]0;model-title^G"), std::string::npos) << screen;
+  expect_no_raw_control_sequences(run.raw());
 }
 
 }  // namespace

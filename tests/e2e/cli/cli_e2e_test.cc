@@ -2,6 +2,7 @@
 // person sees, what programs get with --json, the exit statuses, approvals by policy, the store lock, and a
 // turn interrupted with Ctrl-C then resumed.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <signal.h>
 
 #include <filesystem>
@@ -367,6 +368,57 @@ TEST_F(CliEndToEnd, ThreadsShowForkSelectAndDelete) {
   KeelRun missing = keel({"threads", "show", fork_id});
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("thread."), std::string::npos) << missing.err;
+}
+
+// Issue 15, point 7: the store keel creates is private whatever the umask, and an existing store others may
+// read is used with a warning.
+TEST_F(CliEndToEnd, TheStoreKeelCreatesIsPrivateUnderUmask022) {
+  serve_script({{"responses", {text_reply("", "an answer")}}});
+  const mode_t old = ::umask(022);  // the child inherits it
+  KeelRun run = keel({"run", "a question"});
+  ::umask(old);
+  ASSERT_EQ(run.status, 0) << run.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.file("data").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // (-wal and -shm are gone once the last connection closed: StoreFilesTest checks them while open.)
+  for (const std::string name : {"keel.db", "master.key"}) {
+    ASSERT_EQ(::stat((dir_.path() / "data" / name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 07777, 0600u) << name;
+  }
+  EXPECT_EQ(run.err.find("store.not_private"), std::string::npos) << run.err;
+}
+
+TEST_F(CliEndToEnd, AStoreOthersCanReadIsWarnedAbout) {
+  serve_script({{"responses", {text_reply("", "an answer")}}});
+  ASSERT_EQ(keel({"run", "a question"}).status, 0);
+  const fs::path store = dir_.path() / "data" / "keel.db";
+  ASSERT_EQ(::chmod(store.c_str(), 0644), 0);
+  KeelRun listed = keel({"threads", "list"});
+  EXPECT_EQ(listed.status, 0) << listed.err;
+  EXPECT_NE(listed.err.find("keel: warning: store.not_private: the store " + store.string() + " has mode 0644"),
+            std::string::npos)
+      << listed.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(store.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);  // warned about, not changed
+}
+
+// Issue 15, point 6: a thread title and conversation text with control sequences are shown, not obeyed, by
+// keel threads list and show.
+TEST_F(CliEndToEnd, ThreadsListAndShowShowControlSequencesAsText) {
+  serve_script({{"responses", {text_reply("", "reply \x1b]0;title\x07\x1b[2J done")}}});
+  KeelRun run = keel({"run", "a question"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string thread = thread_of(run);
+  KeelRun forked = keel({"threads", "fork", thread, "--title", "\x1b[2J\x1b[1;1Hfake \xe2\x80\xae"});
+  ASSERT_EQ(forked.status, 0) << forked.err;
+  KeelRun listed = keel({"threads", "list"});
+  EXPECT_EQ(listed.out.find('\x1b'), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("^[[2J^[[1;1Hfake <U+202E>"), std::string::npos) << listed.out;
+  KeelRun shown = keel({"threads", "show", thread});
+  EXPECT_EQ(shown.out.find('\x1b'), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("keel: reply ^[]0;title^G^[[2J done"), std::string::npos) << shown.out;
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+#include "cli/logging.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "testing/temp_dir.h"
+
+namespace keel::cli {
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A client's id or an error message that quotes outside text must not reach a terminal reading the log as
+// control sequences, nor start a log line of its own.
+void log_hostile_message(const LogOptions& options) {
+  auto logger = make_logger(options);
+  ASSERT_TRUE(logger) << logger.error().to_string();
+  (*logger)->info("turn.submit from {} refused", "\x1b]0;pwned\x07\x1b[2J\nINFO approval: accepted \xe2\x80\xae");
+  (*logger)->flush();
+}
+
+TEST(LoggingTest, TextLogLinesShowControlSequencesAndNewlinesInMessages) {
+  testing::TempDir dir;
+  const std::string path = dir.file("keel.log");
+  log_hostile_message({.level = config::LogLevel::kInfo, .format = config::LogFormat::kText, .file = path});
+  const std::string log = read_all(path);
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  EXPECT_EQ(log.find('\x07'), std::string::npos) << log;
+  EXPECT_EQ(log.find("\xe2\x80\xae"), std::string::npos) << log;
+  EXPECT_NE(log.find("^[]0;pwned^G^[[2J^JINFO approval: accepted <U+202E> refused\n"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+}
+
+TEST(LoggingTest, JsonLogLinesCarryTheMessageMadeSafe) {
+  testing::TempDir dir;
+  const std::string path = dir.file("keel.log");
+  log_hostile_message({.level = config::LogLevel::kInfo, .format = config::LogFormat::kJson, .file = path});
+  const std::string log = read_all(path);
+  EXPECT_EQ(log.find("\xe2\x80\xae"), std::string::npos) << log;
+  const auto line = nlohmann::json::parse(log);
+  EXPECT_EQ(line["msg"], "turn.submit from ^[]0;pwned^G^[[2J^JINFO approval: accepted <U+202E> refused");
+}
+
+}  // namespace
+}  // namespace keel::cli
