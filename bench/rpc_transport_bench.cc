@@ -7,7 +7,16 @@
 // synchronous=OFF so the figure is the transport's, not the disk's. Memory: RSS growth per connected idle
 // client, over 200 clients; the clients live in the same process, so the figure includes the client side's
 // socket and stream (an upper bound for the server's share).
+//
+// Unauthenticated memory (issue 15, point 4): RSS before and after 200 connections that present no token and
+// announce a 1 MiB request body, each sending as much of that body as the server takes (non-blocking, until
+// no connection makes progress for 200 ms), then holding the connection open. A server that reads the body
+// before it checks the token holds up to 1 MiB per connection; one that reads the bounded header only holds
+// almost nothing, and refuses connections past its cap of unauthenticated ones at once.
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -236,6 +245,91 @@ void BM_WebSocketIdleClientMemory(benchmark::State& state) {
   server->stop();
 }
 BENCHMARK(BM_WebSocketIdleClientMemory)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// One unauthenticated client: a non-blocking socket that sends `request` as far as the server reads it.
+struct RawSender {
+  int fd = -1;
+  size_t sent = 0;
+  bool done = false;
+  ~RawSender() {
+    if (fd >= 0) ::close(fd);
+  }
+  // Sends what the socket takes now; returns the bytes sent.
+  size_t push(const std::string& request) {
+    if (done) return 0;
+    size_t pushed = 0;
+    while (sent < request.size()) {
+      const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+        pushed += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return pushed;
+      done = true;  // the server closed the connection
+      return pushed;
+    }
+    done = true;
+    return pushed;
+  }
+};
+
+void BM_WebSocketUnauthenticatedMemory(benchmark::State& state) {
+  constexpr int kConnections = 200;
+  constexpr size_t kBody = size_t{1} << 20;
+  Engine engine;
+  WebSocketServerOptions options;
+  options.token = kToken;
+  auto server = std::move(WebSocketServer::start(*engine.transport, options)).value();
+  // The whole body but its last byte: the server waits for the rest with what it read.
+  std::string request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kBody) + "\r\n\r\n";
+  request.append(kBody - 1, 'x');
+  long before = 0;
+  long after = 0;
+  size_t body_bytes_sent = 0;
+  for (auto _ : state) {
+    before = rss_kib();
+    std::vector<std::unique_ptr<RawSender>> senders;
+    for (int i = 0; i < kConnections; ++i) {
+      auto sender = std::make_unique<RawSender>();
+      sender->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_port = htons(server->port());
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(sender->fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        state.SkipWithError("connect failed");
+        return;
+      }
+      ::fcntl(sender->fd, F_SETFL, ::fcntl(sender->fd, F_GETFL) | O_NONBLOCK);
+      senders.push_back(std::move(sender));
+    }
+    while (true) {
+      size_t progress = 0;
+      for (auto& sender : senders) progress += sender->push(request);
+      if (progress > 0) continue;
+      std::vector<pollfd> waiting;
+      for (auto& sender : senders) {
+        if (!sender->done) waiting.push_back({sender->fd, POLLOUT, 0});
+      }
+      if (waiting.empty() || ::poll(waiting.data(), waiting.size(), 200) <= 0) break;
+    }
+    // The server may still be reading what the kernel buffered: RSS is taken once it holds still.
+    after = rss_kib();
+    for (int still = 0; still < 5;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const long now = rss_kib();
+      still = now == after ? still + 1 : 0;
+      after = now;
+    }
+    body_bytes_sent = 0;
+    for (auto& sender : senders) body_bytes_sent += sender->sent;
+  }
+  state.counters["rss_mib_before"] = static_cast<double>(before) / 1024;
+  state.counters["rss_mib_after"] = static_cast<double>(after) / 1024;
+  state.counters["mib_sent_by_clients"] = static_cast<double>(body_bytes_sent) / (1 << 20);
+}
+BENCHMARK(BM_WebSocketUnauthenticatedMemory)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace keel

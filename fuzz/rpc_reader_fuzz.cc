@@ -1,9 +1,9 @@
 // fuzz_rpc_reader — the JSON-RPC reader (transport/json_rpc.h: parse_message with its depth bound and the
-// schema-driven params check, then to_op) on arbitrary bytes. It must never throw or crash, whatever the
-// nesting, and what it returns must keep its promises: every entry is either a call of a method the schema
+// schema-driven params check, then to_op bound to a principal) on arbitrary bytes. It must never throw or
+// crash, whatever the nesting, and what it returns must keep its promises: every entry is either a call of a method the schema
 // defines, with object params holding no null that the method does not require, or a JSON-RPC error
 // response carrying keel's dotted code; a batch is never larger than the bound; every response can be
-// written out as JSON.
+// written out as JSON; every op stays inside the connection's principal, whatever clientId it claims.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,8 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       require(!value.is_null() || method->required.contains(key), "a null optional parameter reached the call");
     }
     require(!method->receipted || call.submission_id.has_value(), "a receipted call without a submission id");
-    keel::Op op = keel::rpc::to_op(std::move(call), "fuzz", "rpc:fuzz:1");
+    const std::optional<std::string> claimed = call.client_id;
+    keel::Op op = keel::rpc::to_op(std::move(call), "ws:fuzz", "rpc:fuzz:1");
     require(!op.client_id.empty() && !op.submission_id.empty(), "an op without its identity");
+    // Whatever clientId the message claims, the op stays inside the connection's principal.
+    require(op.client_id == "ws:fuzz" || op.client_id.starts_with("ws:fuzz/"), "an op outside its principal");
+    require(claimed.has_value() == (op.client_id != "ws:fuzz"), "a claimed clientId lost or invented");
   }
   return 0;
 }

@@ -75,6 +75,12 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--listen", serve.listen, "WebSocket on HOST:PORT (port 0 picks one)");
   serve_cmd->add_option("--token-file", serve.token_file, "Clients' token: read from this file, or written there if missing");
   serve_cmd->add_flag("--no-token", serve.no_token, "Accept WebSocket clients without a token");
+  serve_cmd->add_flag("--allow-remote", serve.allow_remote,
+                      "Listen on a non-loopback address (plain ws:// shows the token to the network)");
+  serve_cmd->add_option("--allow-origin", serve.allowed_origins,
+                        "A web page origin (scheme://host[:port]) that may connect besides keel's own; repeatable");
+  serve_cmd->add_option("--allow-host", serve.allowed_hosts,
+                        "A Host name clients may use besides loopback ones and the listen address; repeatable");
   serve_cmd->add_option("--port-file", serve.port_file, "Write the bound port to this file");
   serve_cmd->add_option("--model", serve.model, "A model of the configuration (default: default_model)");
   serve_cmd->add_option("--workspace", serve_workspace, "The file tools' folder (default: none)");

@@ -80,7 +80,8 @@ Result<std::string> token_from_file(const fs::path& path) {
 Result<std::pair<std::string, uint16_t>> parse_listen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos) return fail(codes::kInvalidArgument, "--listen takes HOST:PORT, e.g. 127.0.0.1:7777");
-  const std::string host = listen.substr(0, colon);
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   const std::string port_text = listen.substr(colon + 1);
   char* end = nullptr;
   const long port = std::strtol(port_text.c_str(), &end, 10);
@@ -166,6 +167,14 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   WebSocketServerOptions ws;
   ws.host = listen->first;
   ws.port = listen->second;
+  ws.allow_remote = options.allow_remote;
+  ws.allowed_origins = options.allowed_origins;
+  ws.allowed_hosts = options.allowed_hosts;
+  if (options.allow_remote && options.no_token) {
+    // Anyone who can reach the port would drive keel: its tools, its approvals, its files.
+    *context.err << "keel serve: --no-token cannot be combined with --allow-remote\n";
+    return kExitSetup;
+  }
   if (options.no_token) {
     ws.allow_without_token = true;
   } else if (options.token_file) {
@@ -195,6 +204,12 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
     }
   }
   *context.err << "keel: listening on ws://" << ws.host << ":" << port << "/\n";
+  if (!is_loopback_address(ws.host)) {
+    *context.err << "keel: warning: listening on a non-loopback address over plain ws://: the token crosses the "
+                    "network in clear, and whoever sees it can drive keel (prefer 127.0.0.1 behind a TLS proxy "
+                    "or an SSH tunnel)\n";
+    log.warn("listening on non-loopback {} over plain ws://: the token crosses the network in clear", ws.host);
+  }
   if (!options.no_token && !options.token_file) {
     // A token made for this run: the person needs to see it to connect.
     *context.err << "keel: token " << ws.token << " (send as 'Authorization: Bearer <token>' or ?token=)\n";

@@ -129,9 +129,14 @@ bool is_receipted(std::string_view method) {
   return spec != nullptr && spec->receipted;
 }
 
-Op to_op(Call call, const std::string& connection_id, std::string fallback_submission) {
-  return Op{std::move(call.method), call.client_id.value_or(connection_id),
-            call.submission_id.value_or(std::move(fallback_submission)), std::move(call.params)};
+std::string bound_client_id(const std::string& principal, const std::optional<std::string>& claimed) {
+  return claimed ? principal + "/" + *claimed : principal;
+}
+
+Op to_op(Call call, const std::string& principal, std::string fallback_submission) {
+  std::string client_id = bound_client_id(principal, call.client_id);
+  return Op{std::move(call.method), std::move(client_id), call.submission_id.value_or(std::move(fallback_submission)),
+            std::move(call.params)};
 }
 
 int rpc_code_for(std::string_view keel_code) {

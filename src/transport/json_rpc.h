@@ -4,7 +4,9 @@
 // "JSON-RPC framing"; the schemas in docs/protocol/).
 //
 //   - A request {"jsonrpc":"2.0","id":..,"method":<op>,"params":{clientId?, submissionId?, ...}} becomes an
-//     Op. clientId defaults to the connection's id. A receipted op (one whose duplicate must replay, not
+//     Op. Its clientId is the connection's principal — the identity the transport established, never a
+//     claim of the message — with the message's clientId, when given, as a name inside it
+//     ("<principal>/<clientId>"): receipts are found per principal (issue 15, point 10). A receipted op (one whose duplicate must replay, not
 //     repeat: turn.submit, turn.steer, approval.response, ...) needs its own submissionId; for the others the
 //     JSON-RPC id serves ("rpc:<connection>:<id>").
 //   - The op's command.ack becomes the response's `result` (the ack's result, with `replayed: true` added
@@ -79,9 +81,14 @@ bool is_session_method(std::string_view method);
 // A receipted op's duplicate replays its first outcome, so its submission id must come from the client.
 bool is_receipted(std::string_view method);
 
-// The Op for `call`; `fallback_submission` is used when the call has no submissionId of its own (the caller
-// checked that it may: not receipted). clientId defaults to `connection_id`.
-Op to_op(Call call, const std::string& connection_id, std::string fallback_submission);
+// The clientId an op is recorded and answered under: `principal`, or "<principal>/<claimed>" when the client
+// named a clientId of its own. A client can keep its own submissions apart with it, never reach into
+// another principal's. `principal` must not contain '/'.
+std::string bound_client_id(const std::string& principal, const std::optional<std::string>& claimed);
+
+// The Op for `call`, bound to `principal` (bound_client_id); `fallback_submission` is used when the call has
+// no submissionId of its own (the caller checked that it may: not receipted).
+Op to_op(Call call, const std::string& principal, std::string fallback_submission);
 
 // The JSON-RPC integer for a rejected command's dotted code.
 int rpc_code_for(std::string_view keel_code);

@@ -37,16 +37,33 @@ TEST(JsonRpcTest, RequestBecomesCallWithoutIdentityParams) {
   EXPECT_EQ(call.client_id, "c");
   EXPECT_EQ(call.submission_id, "s");
   EXPECT_EQ(call.params, (json{{"threadId", "t"}, {"input", "hi"}}));
-  Op op = to_op(call, "conn", "fallback");
-  EXPECT_EQ(op.client_id, "c");
+  Op op = to_op(call, "ws:owner", "fallback");
+  EXPECT_EQ(op.client_id, "ws:owner/c");
   EXPECT_EQ(op.submission_id, "s");
 }
 
-TEST(JsonRpcTest, ClientIdDefaultsToConnectionAndIdServesNonReceiptedOps) {
+TEST(JsonRpcTest, ClientIdDefaultsToThePrincipalAndIdServesNonReceiptedOps) {
   Incoming in = parse_message(R"({"jsonrpc":"2.0","id":"a","method":"thread.list"})", {});
-  Op op = to_op(only_call(in), "conn-1", "rpc:conn-1:1");
-  EXPECT_EQ(op.client_id, "conn-1");
+  Op op = to_op(only_call(in), "ws:owner", "rpc:conn-1:1");
+  EXPECT_EQ(op.client_id, "ws:owner");
   EXPECT_EQ(op.submission_id, "rpc:conn-1:1");
+}
+
+// Issue 15, point 10: a clientId in the params was the op's identity, so naming another client's id reached
+// its receipts. It now only names a client inside the connection's principal.
+TEST(JsonRpcTest, ClientIdIsBoundToTheConnectionsPrincipal) {
+  for (const char* claim : {"ws:owner", "ws-1", "stdio-1", "ws:owner/x", "../ws:owner"}) {
+    Incoming in = parse_message(json{{"jsonrpc", "2.0"},
+                                     {"id", 1},
+                                     {"method", "thread.create"},
+                                     {"params", {{"clientId", claim}, {"submissionId", "s"}}}}
+                                    .dump(),
+                                {});
+    Op op = to_op(only_call(in), "ws:bob", "unused");
+    EXPECT_EQ(op.client_id, std::string("ws:bob/") + claim);
+    EXPECT_NE(op.client_id, claim);
+  }
+  EXPECT_EQ(bound_client_id("stdio-1", std::nullopt), "stdio-1");
 }
 
 TEST(JsonRpcTest, ReceiptedOpWithoutSubmissionIdIsInvalidParams) {

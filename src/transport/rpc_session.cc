@@ -88,7 +88,7 @@ void RpcSession::call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_
   Op op;
   {
     std::lock_guard<std::mutex> guard(mu_);
-    op = rpc::to_op(std::move(call), options_.connection_id,
+    op = rpc::to_op(std::move(call), principal(),
                     "rpc:" + options_.connection_id + ":" + std::to_string(++next_submission_));
     // Registered before the op goes out, so its answer cannot arrive unrouted.
     pending_[{op.client_id, op.submission_id}].push_back(std::move(pending));

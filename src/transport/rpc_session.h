@@ -12,6 +12,10 @@
 // When it overflows the session stops: it sends one final `disconnect` {code: rpc.client_too_slow, message}
 // notification and take() reports `closed`; the connection should then close. The engine keeps running.
 //
+// Every op the session submits carries the connection's principal as its clientId (a clientId in the
+// params only names a client inside that principal): a client cannot act as another principal, replay its
+// receipts or take its submission ids.
+//
 // Thread-safe: receive() from the reader, take() from the writer, events from the engine's delivery thread.
 // `on_ready` runs from any of them, outside the session's locks. The transport must outlive the session.
 #pragma once
@@ -36,7 +40,11 @@
 namespace keel {
 
 struct RpcSessionOptions {
-  std::string connection_id = "client";  // the clientId of ops that name none
+  std::string connection_id = "client";  // names the connection (logs, server-made submission ids)
+  // Who the client is, as the transport established it (the WebSocket token's principal): every op is
+  // bound to it (rpc::bound_client_id), so receipts are per principal. Empty: the connection_id (a stdio
+  // connection, whose principal is whoever started keel). Never contains '/'.
+  std::string principal;
   rpc::Limits limits;
   OutboundQueueOptions queue;
 };
@@ -77,6 +85,9 @@ class RpcSession {
   // The session ended (too slow, or close()): only its final notification is left to send.
   bool closed() const { return closed_; }
   const std::string& connection_id() const { return options_.connection_id; }
+  const std::string& principal() const {
+    return options_.principal.empty() ? options_.connection_id : options_.principal;
+  }
 
  private:
   struct Batch;

@@ -19,6 +19,8 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <random>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -49,9 +51,10 @@ class RpcTestClient {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
     return wait_response(id);
   }
-  // A receipted op: a fresh submissionId is added.
+  // A receipted op: a fresh submissionId is added. Submission ids are per principal, and clients holding
+  // one token are one principal: each client's ids carry a random prefix of its own (no test depends on it).
   nlohmann::json command(const std::string& method, nlohmann::json params) {
-    params["submissionId"] = "s-" + std::to_string(next_id());
+    params["submissionId"] = "s-" + submission_prefix_ + "-" + std::to_string(next_id());
     return request(method, std::move(params));
   }
 
@@ -158,6 +161,10 @@ class RpcTestClient {
   std::map<int, std::string> methods_;
   bool closed_ = false;
   int ids_ = 0;
+  const std::string submission_prefix_ = [] {
+    std::random_device random;
+    return std::to_string((uint64_t{random()} << 32) | random());
+  }();
 };
 
 // Newline-delimited JSON over a descriptor pair (a socketpair end, or two pipe ends). Owns the descriptors.

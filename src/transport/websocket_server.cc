@@ -1,7 +1,9 @@
 #include "transport/websocket_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
@@ -10,11 +12,14 @@
 #include <chrono>
 #include <deque>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "keel/error_codes.h"
 #include "transport/transport_errors.h"
+#include "util/thread_scheduler.h"
 
 namespace keel {
 
@@ -26,62 +31,11 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-// Compares without leaking through timing how much of the token matched.
-bool same_token(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
+constexpr std::chrono::milliseconds kFirstAcceptBackoff{50};
+constexpr std::chrono::milliseconds kMaxAcceptBackoff{1000};
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size()) {
-      const int hi = hex_value(text[i + 1]);
-      const int lo = hex_value(text[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(text[i] == '+' ? ' ' : text[i]);
-  }
-  return out;
-}
-
-// The token a request presents: the Authorization header's bearer token, else the `token` query parameter.
-std::optional<std::string> presented_token(const http::request<http::string_body>& request) {
-  if (auto header = request.find(http::field::authorization); header != request.end()) {
-    std::string_view value = header->value();
-    constexpr std::string_view kBearer = "Bearer ";
-    if (value.size() > kBearer.size() && beast::iequals(value.substr(0, kBearer.size()), kBearer))
-      return std::string(value.substr(kBearer.size()));
-  }
-  std::string_view target = request.target();
-  const size_t question = target.find('?');
-  if (question == std::string_view::npos) return std::nullopt;
-  std::string_view query = target.substr(question + 1);
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    if (pair.starts_with("token=")) return percent_decode(pair.substr(6));
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return std::nullopt;
+std::string refusal_body(std::string_view code, std::string_view message) {
+  return nlohmann::json{{"code", code}, {"message", message}}.dump();
 }
 
 }  // namespace
@@ -91,7 +45,11 @@ class Connection;
 class WebSocketServer::Impl {
  public:
   Impl(EngineTransport& transport, WebSocketServerOptions options)
-      : transport_(transport), options_(std::move(options)), acceptor_(asio::make_strand(io_)) {}
+      : transport_(transport),
+        options_(std::move(options)),
+        own_timers_(options_.timers == nullptr ? std::make_unique<ThreadScheduler>() : nullptr),
+        timers_(options_.timers != nullptr ? *options_.timers : *own_timers_),
+        acceptor_(asio::make_strand(io_)) {}
 
   Result<void> listen();
   void run() {
@@ -100,39 +58,71 @@ class WebSocketServer::Impl {
   void stop();
   uint16_t port() const { return port_; }
   size_t client_count() const { return clients_.load(); }
+  size_t unauthenticated_count() const { return unauthenticated_.load(); }
+
+  // Arms a timer whose expiry runs `handler` on `executor`, unless the server stopped first.
+  template <typename Executor>
+  std::unique_ptr<ScheduledTask> after(std::chrono::milliseconds delay, Executor executor,
+                                       std::function<void()> handler) {
+    return timers_.schedule_after(delay, [this, executor, handler = std::move(handler)] {
+      std::lock_guard<std::mutex> guard(timer_mu_);
+      if (!timers_stopped_) asio::post(executor, handler);
+    });
+  }
 
   EngineTransport& transport_;
   WebSocketServerOptions options_;
+  HandshakePolicy policy_;
   std::atomic<size_t> clients_{0};
+  std::atomic<size_t> unauthenticated_{0};
 
  private:
   void accept();
+  void on_accept_failed(beast::error_code error);
 
+  // Declared before io_: a connection's timer handle is destroyed with the connection, which may be when the
+  // io_context is destroyed.
+  std::unique_ptr<ThreadScheduler> own_timers_;
+  Scheduler& timers_;
+  std::mutex timer_mu_;
+  bool timers_stopped_ = false;  // no timer posts into the io_context any more
   asio::io_context io_;
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;
   uint64_t next_id_ = 0;
+  std::chrono::milliseconds accept_backoff_{0};
+  std::unique_ptr<ScheduledTask> accept_retry_;  // on the acceptor's strand; reset by stop() after the join
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopped_ = false;
 };
 
-// One client: the HTTP request, the token check, the upgrade, then its RpcSession until either side ends.
-// Everything on the connection's strand; the session's on_ready posts there from the engine's thread.
+// One client: the request header, the handshake checks, the upgrade, then its RpcSession until either side
+// ends. Everything on the connection's strand; the session's on_ready posts there from the engine's thread.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(tcp::socket socket, WebSocketServer::Impl& server, std::string id)
-      : ws_(std::move(socket)), server_(server), id_(std::move(id)), grace_(ws_.get_executor()) {}
+      : ws_(std::move(socket)), server_(server), id_(std::move(id)), grace_(ws_.get_executor()) {
+    ++server_.unauthenticated_;
+  }
 
   ~Connection() {
+    leave_handshake();
     if (counted_) --server_.clients_;
   }
 
   void start() {
-    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(30));
-    http::async_read(ws_.next_layer(), buffer_, request_,
-                     [self = shared_from_this()](beast::error_code error, size_t) { self->on_request(error); });
+    std::weak_ptr<Connection> weak = weak_from_this();
+    deadline_ = server_.after(server_.options_.handshake_timeout, ws_.get_executor(), [weak] {
+      if (auto self = weak.lock()) self->on_handshake_timeout();
+    });
+    // The header only, bounded: nothing of a body is read before the token is checked (the read may take a
+    // few bytes past the header; they are refused below).
+    asio::async_read_until(beast::get_lowest_layer(ws_), asio::dynamic_buffer(header_, kMaxHandshakeHeaderBytes),
+                           "\r\n\r\n", [self = shared_from_this()](beast::error_code error, size_t size) {
+                             self->on_header(error, size);
+                           });
   }
 
   // From any thread: after it returns no engine event reaches this connection.
@@ -150,47 +140,75 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
  private:
-  void on_request(beast::error_code error) {
-    if (error) return;
-    const WebSocketServerOptions& options = server_.options_;
-    if (!options.token.empty()) {
-      auto token = presented_token(request_);
-      if (!token || !same_token(*token, options.token)) {
-        refuse(http::status::unauthorized, "{\"code\":\"" + std::string(codes::kRpcUnauthorized) +
-                                               "\",\"message\":\"a valid token is required\"}");
-        return;
-      }
+  void leave_handshake() {
+    if (handshaking_) {
+      handshaking_ = false;
+      --server_.unauthenticated_;
     }
-    if (!websocket::is_upgrade(request_)) {
-      refuse(http::status::upgrade_required, "{\"code\":\"rpc.invalid_request\",\"message\":\"WebSocket only\"}");
+  }
+
+  void on_handshake_timeout() {
+    if (!handshaking_) return;
+    // Counted out before the socket closes, so a client that sees the end can count on the free slot.
+    leave_handshake();
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(ws_).socket().close(ignored);
+  }
+
+  void on_header(beast::error_code error, size_t size) {
+    if (error == asio::error::not_found) {
+      refuse(http::status::request_header_fields_too_large, codes::kRpcHeaderTooLarge,
+             "the request header is over " + std::to_string(kMaxHandshakeHeaderBytes) + " bytes");
       return;
     }
-    beast::get_lowest_layer(ws_).expires_never();
+    if (error || !handshaking_) return;
+    auto request = parse_handshake_header(std::string_view(header_).substr(0, size));
+    if (!request) {
+      refuse(http::status::bad_request, codes::kRpcInvalidRequest, "not an HTTP request");
+      return;
+    }
+    HandshakeVerdict verdict = check_handshake(*request, server_.policy_);
+    if (verdict.accepted() && header_.size() > size) {
+      // A WebSocket client sends nothing before the server's 101.
+      verdict = HandshakeVerdict{400, codes::kRpcBodyRefused, "data after the request header", {}};
+    }
+    if (!verdict.accepted()) {
+      refuse(static_cast<http::status>(verdict.status), verdict.code, verdict.message);
+      return;
+    }
+    principal_ = "ws:" + verdict.principal;
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    ws_.read_message_max(options.session.limits.max_message_bytes * 4);
-    ws_.async_accept(request_, [self = shared_from_this()](beast::error_code accept_error) {
+    ws_.read_message_max(server_.options_.session.limits.max_message_bytes * 4);
+    // The upgrade reads the very bytes that were checked.
+    ws_.async_accept(asio::buffer(header_.data(), size), [self = shared_from_this()](beast::error_code accept_error) {
       self->on_accepted(accept_error);
     });
   }
 
-  void refuse(http::status status, std::string body) {
-    auto response = std::make_shared<http::response<http::string_body>>(status, request_.version());
+  void refuse(http::status status, std::string_view code, std::string_view message) {
+    auto response = std::make_shared<http::response<http::string_body>>(status, 11);
     response->set(http::field::content_type, "application/json");
     if (status == http::status::unauthorized) response->set(http::field::www_authenticate, "Bearer");
     response->keep_alive(false);
-    response->body() = std::move(body);
+    response->body() = refusal_body(code, message);
     response->prepare_payload();
     http::async_write(ws_.next_layer(), *response,
                       [self = shared_from_this(), response](beast::error_code, size_t) {
                         beast::error_code ignored;
                         beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ignored);
+                        // Nothing more is read: the socket closes with the connection.
                       });
   }
 
   void on_accepted(beast::error_code error) {
-    if (error) return;
+    if (error || !handshaking_) return;
+    leave_handshake();
+    deadline_.reset();
+    header_ = std::string();
     RpcSessionOptions options = server_.options_.session;
     options.connection_id = id_;
+    options.principal = principal_;
     std::weak_ptr<Connection> weak = weak_from_this();
     auto session = std::make_unique<RpcSession>(server_.transport_, std::move(options), [weak] {
       if (auto self = weak.lock()) asio::post(self->ws_.get_executor(), [self] { self->pump(); });
@@ -271,7 +289,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   WebSocketServer::Impl& server_;
   std::string id_;
   beast::flat_buffer buffer_;
-  http::request<http::string_body> request_;
+  std::string header_;     // the request header as read, before the upgrade
+  std::string principal_;  // who the client is, once its handshake passed
+  bool handshaking_ = true;  // counted in the server's unauthenticated_
+  std::unique_ptr<ScheduledTask> deadline_;
   std::mutex session_mu_;  // session_ is set on the strand and detached from the stopping thread
   std::unique_ptr<RpcSession> session_;
   std::deque<std::string> outbox_;
@@ -289,6 +310,11 @@ Result<void> WebSocketServer::Impl::listen() {
   beast::error_code error;
   const auto address = asio::ip::make_address(options_.host, error);
   if (error) return fail(codes::kInvalidArgument, "not an IP address: '" + options_.host + "'");
+  if (!is_loopback_address(options_.host) && !options_.allow_remote) {
+    return fail(codes::kRpcListenNotLoopback,
+                options_.host + " is not a loopback address: clients on the network could connect, and plain ws:// "
+                                "shows the token to anyone on the path (allow it on purpose with --allow-remote)");
+  }
   const tcp::endpoint endpoint(address, options_.port);
   acceptor_.open(endpoint.protocol(), error);
   if (!error) acceptor_.set_option(asio::socket_base::reuse_address(true), error);
@@ -299,14 +325,46 @@ Result<void> WebSocketServer::Impl::listen() {
                 "cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " + error.message());
   }
   port_ = acceptor_.local_endpoint().port();
+  policy_.listen_host = options_.host;
+  policy_.port = port_;
+  policy_.allowed_origins = options_.allowed_origins;
+  policy_.allowed_hosts = options_.allowed_hosts;
+  policy_.any_ip_host = options_.allow_remote;
+  if (!options_.token.empty()) policy_.credentials.push_back({"owner", options_.token});
+  for (const HandshakeCredential& credential : options_.credentials) policy_.credentials.push_back(credential);
   accept();
   return {};
 }
 
 void WebSocketServer::Impl::accept() {
+  if (options_.accept_fault) {
+    if (const int fault = options_.accept_fault(); fault != 0) {
+      asio::post(acceptor_.get_executor(), [this, fault] {
+        on_accept_failed(beast::error_code(fault, boost::system::system_category()));
+      });
+      return;
+    }
+  }
   acceptor_.async_accept(asio::make_strand(io_), [this](beast::error_code error, tcp::socket socket) {
     if (error) {
-      if (error == asio::error::operation_aborted || !acceptor_.is_open()) return;
+      on_accept_failed(error);
+      return;
+    }
+    accept_backoff_ = std::chrono::milliseconds{0};
+    if (unauthenticated_.load() >= options_.max_unauthenticated) {
+      // Refused before anything is read or allocated for it; the short answer fits any socket buffer.
+      static const std::string kBusy = [] {
+        const std::string body = refusal_body(codes::kRpcTooManyUnauthenticated,
+                                              "too many connections are waiting for their handshake; try again");
+        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+               "Content-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
+      }();
+      beast::error_code ignored;
+      socket.non_blocking(true, ignored);
+      socket.write_some(asio::buffer(kBusy), ignored);
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+      socket.close(ignored);
       accept();
       return;
     }
@@ -320,6 +378,21 @@ void WebSocketServer::Impl::accept() {
     }
     connection->start();
     accept();
+  });
+}
+
+// On the acceptor's strand. Out of descriptors (EMFILE, ENFILE) or memory, accepting again at once fails
+// again at once: the acceptor would spin. It waits instead, longer each time, and the I/O thread serves the
+// connected clients meanwhile.
+void WebSocketServer::Impl::on_accept_failed(beast::error_code error) {
+  if (error == asio::error::operation_aborted || !acceptor_.is_open()) return;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (stopped_) return;
+  }
+  accept_backoff_ = accept_backoff_.count() == 0 ? kFirstAcceptBackoff : std::min(accept_backoff_ * 2, kMaxAcceptBackoff);
+  accept_retry_ = after(accept_backoff_, acceptor_.get_executor(), [this] {
+    if (acceptor_.is_open()) accept();
   });
 }
 
@@ -340,8 +413,13 @@ void WebSocketServer::Impl::stop() {
   // Detached first, so no engine thread posts into the I/O context once it is gone.
   for (auto& connection : live) connection->detach();
   live.clear();
+  {
+    std::lock_guard<std::mutex> guard(timer_mu_);
+    timers_stopped_ = true;
+  }
   io_.stop();
   if (thread_.joinable()) thread_.join();
+  accept_retry_.reset();
   // With the I/O thread stopped: every connection (also one upgraded meanwhile) is detached from the engine
   // before the context is destroyed, and its socket closed, so its client sees the end now.
   std::lock_guard<std::mutex> guard(mu_);
@@ -360,8 +438,24 @@ WebSocketServer::~WebSocketServer() { stop(); }
 
 Result<std::unique_ptr<WebSocketServer>> WebSocketServer::start(EngineTransport& transport,
                                                                  WebSocketServerOptions options) {
-  if (options.token.empty() && !options.allow_without_token) {
+  if (options.token.empty() && options.credentials.empty() && !options.allow_without_token) {
     return fail(codes::kInvalidArgument, "a WebSocket server needs a token (or allow_without_token)");
+  }
+  std::set<std::string> principals = {"owner", "anonymous"};
+  std::set<std::string> tokens = {options.token};
+  for (const HandshakeCredential& credential : options.credentials) {
+    if (credential.token.empty() || !tokens.insert(credential.token).second) {
+      return fail(codes::kInvalidArgument, "every credential needs a token of its own");
+    }
+    const bool named = !credential.principal.empty() && credential.principal.size() <= 64 &&
+                       std::all_of(credential.principal.begin(), credential.principal.end(), [](char c) {
+                         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                                c == '-' || c == '_' || c == '.';
+                       });
+    if (!named || !principals.insert(credential.principal).second) {
+      return fail(codes::kInvalidArgument, "principal '" + credential.principal +
+                                               "' is taken or not a name (1 to 64 of A-Z a-z 0-9 - _ .)");
+    }
   }
   auto impl = std::make_unique<Impl>(transport, std::move(options));
   KEEL_TRY(impl->listen());
@@ -371,6 +465,7 @@ Result<std::unique_ptr<WebSocketServer>> WebSocketServer::start(EngineTransport&
 
 uint16_t WebSocketServer::port() const { return impl_->port(); }
 size_t WebSocketServer::client_count() const { return impl_->client_count(); }
+size_t WebSocketServer::unauthenticated_count() const { return impl_->unauthenticated_count(); }
 void WebSocketServer::stop() {
   if (impl_) impl_->stop();
 }

@@ -179,6 +179,18 @@ TEST_F(ServeWebSocketTest, WrongOrMissingTokenGetsHttp401AndTheServerGoesOn) {
   EXPECT_TRUE(client.request("thread.list").contains("result"));
 }
 
+// Issue 15, point 3, through the binary: --listen on a non-loopback address is refused unless --allow-remote
+// says so, and then keel warns that plain ws:// exposes the token.
+TEST_F(ServeWebSocketTest, NonLoopbackListenIsRefusedWithoutAllowRemote) {
+  start_model(unused_script());
+  ServeProcess& refused = spawn({"--listen", "0.0.0.0:0", "--no-token"});
+  EXPECT_EQ(refused.wait_exit(), 2);
+  EXPECT_NE(refused.err().find("rpc.listen_not_loopback"), std::string::npos) << refused.err();
+  ServeProcess& opened = spawn({"--listen", "0.0.0.0:0", "--allow-remote"});
+  EXPECT_TRUE(opened.wait_stderr("warning: listening on a non-loopback address over plain ws://")) << opened.err();
+  EXPECT_TRUE(opened.running());
+}
+
 TEST_F(ServeWebSocketTest, BadMessagesGetCodedErrorsAndTheConnectionStaysUsable) {
   start_model({{"responses", json::array({response("[ok]", json::array({text_step("fine")}))})}});
   auto [process, port] = serve_listen();
