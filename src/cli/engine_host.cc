@@ -101,6 +101,13 @@ StoreHandle::~StoreHandle() {
   if (lock_fd >= 0) ::close(lock_fd);
 }
 
+std::string workspace_key(const std::optional<fs::path>& workspace) {
+  if (!workspace) return "";
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(*workspace, ec), ec);
+  return ec ? fs::absolute(*workspace).lexically_normal().string() : canonical.string();
+}
+
 Result<StoreHandle> open_store(const config::Config& config, bool exclusive, FailPoints* fail_points) {
   std::error_code ec;
   if (config.store_path.has_parent_path()) fs::create_directories(config.store_path.parent_path(), ec);
@@ -147,7 +154,10 @@ class EngineHost::Impl {
     const std::string task_name = config.task_model;
     if (!task_name.empty() && task_name != model_name) task_model_ = KEEL_TRY(bind_model(config, task_name, deps));
 
-    gatekeeper_ = KEEL_TRY(PolicyGatekeeper::open(*store_.store, clock_, ids_, config.policy_mode));
+    // Each start is a new policy session: decisions remembered "until keel exits" end with it.
+    PolicySession session{.id = ids_.next_id(), .workspace = workspace_key(options_.workspace)};
+    gatekeeper_ =
+        KEEL_TRY(PolicyGatekeeper::open(*store_.store, clock_, ids_, config.policy_mode, std::move(session)));
     builtin::BuiltinToolsOptions tool_options;
     tool_options.workspace_root = options_.workspace;
     tool_options.scheduler = &scheduler_;

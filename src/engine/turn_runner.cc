@@ -967,7 +967,8 @@ TurnRunner::CallDecision TurnRunner::decide(const PlannedCall& call, bool approv
                                   ") is not valid UTF-8, so keel cannot show or record it; it was not run");
   } else {
     d.target = *resolved;
-    GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, d.target};
+    GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, d.target,
+                     run_.turn_id};
     d.verdict = engine_.deps().gatekeeper->check(gate);
     if (d.verdict.kind == GateVerdict::Kind::kDeny) {
       d.refusal = d.verdict.reason;
