@@ -1,6 +1,8 @@
 #include "cli/approval_view.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
 
 namespace keel::cli {
@@ -57,7 +59,7 @@ void add_block(std::vector<std::string>& lines, const std::string& text, const s
   }
 }
 
-// The lifetimes the request's remember offer lists, in its order; the three known ones by default.
+// The lifetimes the request's remember offer lists, in its order; none without an offer.
 std::vector<std::string> lifetimes(const json& request) {
   std::vector<std::string> out;
   const json remember = request.value("remember", json::object());
