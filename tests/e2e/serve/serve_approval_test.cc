@@ -151,6 +151,7 @@ TEST_F(ServeApprovalTest, AnAcceptRememberedUntilRevokedIsListedAndRevokedByKeel
 
   auto [later, again] = serve_stdio();
   ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(again->request("initialize", {{"subscribe", true}}).contains("result"));
   ASSERT_FALSE(submit(*again, thread, "[a2] write").empty());
   const json asked_again = again->wait_event(thread, "approval.request")["payload"];
   EXPECT_EQ(asked_again["toolCallId"], "call_a2");
