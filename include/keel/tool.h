@@ -80,6 +80,26 @@ struct ToolTarget {
   friend bool operator==(const ToolTarget&, const ToolTarget&) = default;
 };
 
+// What a call will do, for the person asked to approve it (docs/policy.md, "What the approver sees"). The
+// engine asks the tool for it when a call needs approval, before the approval is persisted, and stores it
+// with the approval, so the prompt shown again after a restart is the same. Every front end shows the
+// target first and whole, then the change.
+struct CallPreview {
+  std::string action;  // a few words: "overwrite file", "create file", "edit file", "call tool"
+  // The resolved target, whole, for people: an absolute path (resolved against the workspace), an origin,
+  // an MCP server. "" when the call has no target.
+  std::string target;
+  // Why the target deserves a second look (inside .git/, a shell start-up file, outside the workspace);
+  // empty when nothing does. The engine adds the reasons a target path has whatever the tool says.
+  std::vector<std::string> sensitive{};
+  std::string change_format = "none";  // "diff" (unified-style lines), "excerpt", "arguments" or "none"
+  // The change, bounded (a few KiB): what is left out is said inside it, and an excerpt always keeps the
+  // end of the text as well as its start.
+  std::string change;
+  std::optional<int64_t> bytes_before = std::nullopt;  // the target's size now (files)
+  std::optional<int64_t> bytes_after = std::nullopt;   // and after the call
+};
+
 struct ToolResult {
   std::vector<ContentBlock> content{};
   nlohmann::json details{};  // null when none
@@ -125,6 +145,12 @@ class AgentTool {
   virtual void execute(ToolCallContext context, nlohmann::json params,
                        std::function<void(Result<ToolResult>)> done) = 0;
 
+  // What the call will do, for its approval (CallPreview). Called on the engine's thread with validated
+  // params and the target resolve_target() gave; it may read (the file a write replaces) but must not
+  // change anything, and should be quick. Default: the target as resolve_target() gave it and every
+  // argument, long strings cut in the middle so that their end stays visible (default_call_preview()).
+  virtual CallPreview preview(const nlohmann::json& params, const ToolTarget& target) const;
+
   // nullopt (the default): the call executes. Otherwise it waits durably for what the plan names.
   virtual std::optional<InteractionPlan> plan_interaction(const nlohmann::json& params) const {
     (void)params;
@@ -138,6 +164,9 @@ class AgentTool {
   virtual ToolResult complete_interaction(const nlohmann::json& request,
                                           const nlohmann::json& response) const;
 };
+
+// The default preview (AgentTool::preview): target from `target`, change = every argument of `params`.
+CallPreview default_call_preview(const nlohmann::json& params, const ToolTarget& target);
 
 // Convenience: a ToolResult holding one text block.
 inline ToolResult text_result(std::string text, nlohmann::json details = nullptr) {

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "cli/approval_view.h"
 #include "cli/chat_keys.h"
 #include "cli/chat_line_editor.h"
 #include "cli/chat_screen.h"
@@ -34,14 +35,6 @@ struct Prompt {
   json payload;  // the request's payload, or the unfinished run from initialize
   bool announced = false;
 };
-
-bool offers(const json& request, const std::string& decision) {
-  if (!request.contains("offers") || !request["offers"].is_array()) return false;
-  for (const json& offered : request["offers"]) {
-    if (offered == decision) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -182,9 +175,7 @@ class ChatSession::Impl {
   static std::string prompt_text(const Prompt& prompt) {
     switch (prompt.kind) {
       case Prompt::Kind::kApproval:
-        return std::string("[y] accept") +
-               (offers(prompt.payload, "acceptForSite") ? "  [s] accept for this site" : "") +
-               "  [n] decline > ";
+        return approval_choice_lines(prompt.payload).back() + " > ";
       case Prompt::Kind::kContinue:
         return prompt.payload.value("state", "") == "budget_paused"
                    ? "paused: the token budget is spent — continue? [y/n] > "
@@ -205,7 +196,7 @@ class ChatSession::Impl {
     const json& p = prompt.payload;
     switch (prompt.kind) {
       case Prompt::Kind::kApproval:
-        note("? approve " + describe_approval(p));
+        announce_approval(p);
         break;
       case Prompt::Kind::kQuestion: {
         const json& asked = p.contains("request") ? p["request"] : json::object();
@@ -338,11 +329,9 @@ class ChatSession::Impl {
     const std::string letter = key.kind == Key::Kind::kText ? key.text : "";
     switch (prompt.kind) {
       case Prompt::Kind::kApproval:
-        if (letter == "y" || letter == "Y") return answer_approval("accept");
-        if ((letter == "s" || letter == "S") && offers(prompt.payload, "acceptForSite")) {
-          return answer_approval("acceptForSite");
+        if (std::optional<json> answer = approval_answer(prompt.payload, letter)) {
+          return answer_approval(std::move(*answer));
         }
-        if (letter == "n" || letter == "N") return answer_approval("decline");
         return;
       case Prompt::Kind::kQuestion:
         if (key.kind == Key::Kind::kEnter) return answer_question();
@@ -416,12 +405,21 @@ class ChatSession::Impl {
     note("· interrupting…");
   }
 
-  void answer_approval(const std::string& decision) {
+  // The approval's description (cli/approval_view.h) above the input line: the target first, then the
+  // change, why keel asks, and what a remembered decision would cover (the choices line is the prompt).
+  void announce_approval(const json& request) {
+    for (const std::string& line : approval_lines(request)) note(line);
+    const std::vector<std::string> choices = approval_choice_lines(request);
+    for (size_t i = 0; i + 1 < choices.size(); ++i) note("  " + choices[i]);
+  }
+
+  // `params` is approval_answer()'s {decision, remember?}.
+  void answer_approval(json params) {
     const json request = prompts_.front().payload;
     prompts_.pop_front();
-    auto answered = client_.call(
-        "approval.response",
-        {{"threadId", thread_id_}, {"approvalId", request.value("approvalId", "")}, {"decision", decision}});
+    params["threadId"] = thread_id_;
+    params["approvalId"] = request.value("approvalId", "");
+    auto answered = client_.call("approval.response", std::move(params));
     if (!answered && answered.error().code() != "approval.expired") {
       note("· answer not taken: " + answered.error().to_string());
     }

@@ -82,6 +82,15 @@ struct ThreadsOptions {
 };
 int threads_command(const CommandContext& context, const ThreadsOptions& options);
 
+struct PolicyOptions {
+  std::string action;  // list | revoke
+  std::string rule_id;
+  bool json = false;
+};
+// list reads the store beside a running engine; revoke takes the store lock (a client of a running engine
+// sends policy.removeRule instead).
+int policy_command(const CommandContext& context, const PolicyOptions& options);
+
 struct ChatOptions {
   std::string thread_id;  // "" = a new thread
   std::string model;

@@ -99,8 +99,7 @@ class DemoDecider final : public Decider {
   explicit DemoDecider(std::ostream& out) : out_(out) {}
 
   json decide_approval(const json& request) override {
-    out_ << "? approve " << describe_approval(request) << "\n"
-         << "demo: approving on your behalf; `keel run` asks you instead\n";
+    out_ << describe_approval(request) << "demo: approving on your behalf; `keel run` asks you instead\n";
     out_.flush();
     ++approvals_;
     return {{"decision", "accept"}};

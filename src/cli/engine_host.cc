@@ -103,6 +103,13 @@ StoreHandle::~StoreHandle() {
   if (lock_fd >= 0) ::close(lock_fd);
 }
 
+std::string workspace_key(const std::optional<fs::path>& workspace) {
+  if (!workspace) return "";
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(*workspace, ec), ec);
+  return ec ? fs::absolute(*workspace).lexically_normal().string() : canonical.string();
+}
+
 Result<StoreHandle> open_store(const config::Config& config, bool exclusive, FailPoints* fail_points) {
   // The directory 0700 and the database 0600 when keel creates them; a warning on stderr for what exists and
   // is open to others (cli/store_files.h).
@@ -148,7 +155,10 @@ class EngineHost::Impl {
     const std::string task_name = config.task_model;
     if (!task_name.empty() && task_name != model_name) task_model_ = KEEL_TRY(bind_model(config, task_name, deps));
 
-    gatekeeper_ = KEEL_TRY(PolicyGatekeeper::open(*store_.store, clock_, ids_, config.policy_mode));
+    // Each start is a new policy session: decisions remembered "until keel exits" end with it.
+    PolicySession session{.id = ids_.next_id(), .workspace = workspace_key(options_.workspace)};
+    gatekeeper_ =
+        KEEL_TRY(PolicyGatekeeper::open(*store_.store, clock_, ids_, config.policy_mode, std::move(session)));
     builtin::BuiltinToolsOptions tool_options;
     tool_options.workspace_root = options_.workspace;
     tool_options.scheduler = &scheduler_;

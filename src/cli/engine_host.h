@@ -69,6 +69,9 @@ struct StoreHandle {
 Result<StoreHandle> open_store(const config::Config& config, bool exclusive,
                                FailPoints* fail_points = nullptr);
 
+// The workspace folder as remembered policy decisions name it: its canonical absolute path ("" for none).
+std::string workspace_key(const std::optional<std::filesystem::path>& workspace);
+
 class EngineHost {
  public:
   // Errors: host.store_in_use, host.no_model (no model named and none configured), config.* and

@@ -134,6 +134,16 @@ int main(int argc, char** argv) {
   delete_cmd->add_option("thread", threads.thread_id, "The thread")->required();
   delete_cmd->add_flag("--json", threads.json, "Print JSON");
 
+  // policy
+  keel::cli::PolicyOptions policy;
+  CLI::App* policy_cmd = app.add_subcommand("policy", "List and revoke remembered decisions and site rules");
+  policy_cmd->require_subcommand(1);
+  CLI::App* policy_list_cmd = policy_cmd->add_subcommand("list", "Every rule: remembered approvals and site rules");
+  policy_list_cmd->add_flag("--json", policy.json, "Print JSON");
+  CLI::App* policy_revoke_cmd = policy_cmd->add_subcommand("revoke", "Remove a rule, so its calls ask again");
+  policy_revoke_cmd->add_option("rule", policy.rule_id, "The rule's id (keel policy list shows it)")->required();
+  policy_revoke_cmd->add_flag("--json", policy.json, "Print JSON");
+
   // chat
   keel::cli::ChatOptions chat;
   std::string chat_workspace;
@@ -208,6 +218,10 @@ int main(int argc, char** argv) {
       if (sub->parsed()) threads.action = sub->get_name();
     }
     return keel::cli::threads_command(context, threads);
+  }
+  if (policy_cmd->parsed()) {
+    policy.action = policy_list_cmd->parsed() ? "list" : "revoke";
+    return keel::cli::policy_command(context, policy);
   }
   if (chat_cmd->parsed()) {
     if (!chat_workspace.empty()) chat.workspace = chat_workspace;

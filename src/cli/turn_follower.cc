@@ -4,6 +4,7 @@
 #include <istream>
 #include <ostream>
 
+#include "cli/approval_view.h"
 #include "util/terminal_text.h"
 
 namespace keel::cli {
@@ -17,48 +18,28 @@ std::optional<ApprovalPolicy> parse_approval_policy(std::string_view name) {
   return std::nullopt;
 }
 
-std::string describe_approval(const json& request) {
-  const json& tool = request.contains("tool") ? request["tool"] : json::object();
-  std::string line = tool.value("name", "a tool");
-  const std::string effects = tool.value("effects", "");
-  if (!effects.empty()) line += " (" + effects + ")";
-  line += " " + shorten(request.value("arguments", json::object()).dump(), 300);
-  const std::string reason = request.value("reason", "");
-  if (!reason.empty()) line += " — " + reason;
-  return line;
-}
-
-namespace {
-
-bool offered(const json& request, const std::string& decision) {
-  if (!request.contains("offers") || !request["offers"].is_array()) return decision != "acceptForSite";
-  const json& offers = request["offers"];
-  return std::find(offers.begin(), offers.end(), decision) != offers.end();
-}
-
-}  // namespace
+std::string describe_approval(const json& request) { return approval_text(request); }
 
 json TerminalDecider::decide_approval(const json& request) {
   if (policy_ == ApprovalPolicy::kAccept) {
-    out_ << "approval: accepted by --approval-policy accept: " << describe_approval(request) << "\n";
+    out_ << approval_text(request) << "approval: accepted by --approval-policy accept\n";
     return {{"decision", "accept"}};
   }
   if (policy_ == ApprovalPolicy::kDecline || !interactive_) {
     const std::string why =
         policy_ == ApprovalPolicy::kDecline ? "--approval-policy decline" : "no terminal to ask on";
-    out_ << "approval: declined (" << why << "): " << describe_approval(request) << "\n";
+    out_ << approval_text(request) << "approval: declined (" << why << ")\n";
     return {{"decision", "decline"}, {"reason", why}};
   }
-  const bool site = offered(request, "acceptForSite");
+  out_ << approval_text(request);
+  const std::vector<std::string> choices = approval_choice_lines(request);
   for (;;) {
-    out_ << "? approve " << describe_approval(request) << "\n  [y] accept"
-         << (site ? "  [s] accept for this site" : "") << "  [n] decline > ";
+    for (size_t i = 0; i < choices.size(); ++i) out_ << "  " << choices[i] << (i + 1 < choices.size() ? "\n" : "");
+    out_ << " > ";
     out_.flush();
     std::string answer;
     if (!std::getline(in_, answer)) return {{"decision", "decline"}, {"reason", "no answer (input closed)"}};
-    if (answer == "y" || answer == "yes") return {{"decision", "accept"}};
-    if (site && answer == "s") return {{"decision", "acceptForSite"}};
-    if (answer == "n" || answer == "no") return {{"decision", "decline"}};
+    if (std::optional<json> params = approval_answer(request, answer)) return *params;
   }
 }
 

@@ -47,7 +47,7 @@ class TerminalDecider final : public Decider {
   bool interactive_;
 };
 
-// One line describing an approval request: the tool, its effects and its arguments.
+// The lines describing an approval request (cli/approval_view.h): the target first, then the change.
 std::string describe_approval(const nlohmann::json& request);
 
 struct FollowOptions {

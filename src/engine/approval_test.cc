@@ -353,6 +353,53 @@ TEST_F(ApprovalTest, AnApprovalSurvivesARestartIsSentAgainAndItsAnswerContinuesT
   EXPECT_EQ(count_kind("approval_decision"), 1u);
 }
 
+// Issue 15, point 1: what the person is shown is computed before the approval is persisted and stored with
+// it, so the request sent again after a restart shows the same thing.
+TEST_F(ApprovalTest, TheRequestCarriesAPreviewThatARestartSendsAgainUnchanged) {
+  AgentEvent asked = turn_that_asks("save", "hello");
+  const json preview = asked.payload["preview"];
+  EXPECT_EQ(preview["action"], "call tool");
+  EXPECT_EQ(preview["change"]["format"], "arguments");
+  EXPECT_EQ(preview["change"]["text"], "text: hello\n");
+  EXPECT_EQ(preview["sensitive"], false);
+  EXPECT_EQ(asked.payload["remember"]["threadId"], thread);
+  restart();
+  ASSERT_EQ(h.request("initialize", {{"subscribe", true}}).type, "command.ack");
+  AgentEvent resent = h.wait_event(thread, "approval.request", 2);
+  EXPECT_EQ(resent.payload["preview"], preview);
+  EXPECT_EQ(resent.payload["remember"], asked.payload["remember"]);
+}
+
+// Issue 15, point 2: a remembered accept holds on its thread only; an injected write on another thread asks.
+TEST_F(ApprovalTest, AnAcceptForSiteOnOneThreadLeavesWritesOnAnotherThreadAsking) {
+  AgentEvent asked = turn_that_asks("save");
+  ASSERT_EQ(respond(asked.payload["approvalId"], "acceptForSite", {{"remember", "untilRevoked"}}).type,
+            "command.ack");
+  h.wait_complete(thread, 1);
+  EXPECT_EQ(saves, 1);
+  const json rules = gate->describe()["rules"];
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_EQ(rules[0]["threadId"], thread);
+  EXPECT_EQ(rules[0]["lifetime"], "untilRevoked");
+  h.provider.push(ScriptedResponse::tool_calls({{"c2", "save", json{{"text", "b"}}.dump()}}));
+  h.provider.push(ScriptedResponse::text("done"));
+  h.run_turn(thread, "again");
+  EXPECT_EQ(saves, 2) << "the same thread: remembered";
+  const std::string other = h.create_thread();
+  h.provider.push(ScriptedResponse::tool_calls({{"c3", "save", json{{"text", "injected"}}.dump()}}));
+  h.provider.push(ScriptedResponse::text("done"));
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", other}, {"input", "go"}}).type, "command.ack");
+  AgentEvent asked_other = h.wait_event(other, "approval.request", 1);
+  EXPECT_EQ(asked_other.payload["tool"]["name"], "save");
+  EXPECT_EQ(saves, 2);
+}
+
+TEST_F(ApprovalTest, ARememberLifetimeGoesOnlyWithAcceptForSite) {
+  AgentEvent asked = turn_that_asks("save");
+  AgentEvent refused = respond(asked.payload["approvalId"], "accept", {{"remember", "session"}});
+  EXPECT_EQ(refused.payload["error"]["code"], codes::kInvalidArgument) << refused.payload.dump();
+}
+
 TEST_F(ApprovalTest, ADecisionCommittedBeforeACrashContinuesOnTheNextStart) {
   AgentEvent asked = turn_that_asks();
   const std::string id = asked.payload["approvalId"];

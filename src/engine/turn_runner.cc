@@ -963,7 +963,8 @@ TurnRunner::CallDecision TurnRunner::decide(const PlannedCall& call, bool approv
                                   ") is not valid UTF-8, so keel cannot show or record it; it was not run");
   } else {
     d.target = *resolved;
-    GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, d.target};
+    GateRequest gate{thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, d.target,
+                     run_.turn_id};
     d.verdict = engine_.deps().gatekeeper->check(gate);
     if (d.verdict.kind == GateVerdict::Kind::kDeny) {
       d.refusal = d.verdict.reason;
@@ -1122,13 +1123,17 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
 }
 
 json TurnRunner::approval_request(const PlannedCall& call, const CallDecision& decision) const {
+  // What the call will do is computed now, before the approval is persisted, and stored with it: the
+  // prompt shown again after a restart is the one shown first.
+  const CallPreview preview = preview_call(*decision.tool->implementation, call.arguments, decision.target);
   // A target resolved from the workspace may name a file whose name is not UTF-8: stored as shown.
   return storable_json(approval_request_json(ApprovalSubject{.tool_call_id = call.tool_call_id,
                                                              .call_node_id = call.call_node_id,
                                                              .descriptor = decision.tool->descriptor.get(),
                                                              .arguments = &call.arguments,
                                                              .target = decision.target,
-                                                             .verdict = decision.verdict}));
+                                                             .verdict = decision.verdict,
+                                                             .preview = &preview}));
 }
 
 asio::awaitable<void> TurnRunner::suspend(PlannedCall call, CallDecision decision) {

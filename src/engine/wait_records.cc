@@ -1,5 +1,10 @@
 #include "engine/wait_records.h"
 
+#include <algorithm>
+#include <exception>
+
+#include "tools/call_preview.h"
+
 namespace keel {
 
 using nlohmann::json;
@@ -37,9 +42,37 @@ std::vector<std::string> approval_offers(const GateVerdict& verdict) {
   return offers;
 }
 
+CallPreview preview_call(const AgentTool& tool, const json& arguments, const ToolTarget& target) {
+  CallPreview preview;
+  try {
+    preview = tool.preview(arguments, target);
+  } catch (const std::exception&) {
+    preview = default_call_preview(arguments, target);
+  }
+  if (target.path) {
+    for (std::string& reason : sensitive_path_reasons(*target.path)) {
+      if (std::find(preview.sensitive.begin(), preview.sensitive.end(), reason) == preview.sensitive.end()) {
+        preview.sensitive.push_back(std::move(reason));
+      }
+    }
+  }
+  return preview;
+}
+
+json preview_json(const CallPreview& preview) {
+  json change = {{"format", preview.change_format}, {"text", preview.change}};
+  if (preview.bytes_before) change["bytesBefore"] = *preview.bytes_before;
+  if (preview.bytes_after) change["bytesAfter"] = *preview.bytes_after;
+  return {{"action", preview.action},
+          {"target", preview.target},
+          {"sensitive", !preview.sensitive.empty()},
+          {"sensitiveReasons", preview.sensitive},
+          {"change", std::move(change)}};
+}
+
 json approval_request_json(const ApprovalSubject& subject) {
   const ToolDescriptor& d = *subject.descriptor;
-  return {{"toolCallId", subject.tool_call_id},
+  json request = {{"toolCallId", subject.tool_call_id},
           {"callNodeId", subject.call_node_id},
           {"tool",
            {{"name", d.name},
@@ -55,6 +88,11 @@ json approval_request_json(const ApprovalSubject& subject) {
           {"reason", subject.verdict.reason},
           {"ruleVersion", subject.verdict.rule_version},
           {"offers", approval_offers(subject.verdict)}};
+  if (subject.preview) request["preview"] = preview_json(*subject.preview);
+  if (subject.verdict.offers_accept_for_site && subject.verdict.site_rule_offer.is_object()) {
+    request["remember"] = subject.verdict.site_rule_offer;
+  }
+  return request;
 }
 
 ToolDescriptor approved_descriptor(const json& request) {

@@ -32,8 +32,18 @@ struct ApprovalSubject {
   const nlohmann::json* arguments = nullptr;
   ToolTarget target;
   GateVerdict verdict;
+  const CallPreview* preview = nullptr;  // what the call will do (never null when built by the runner)
 };
+// The stored request and approval.request payload: the fields above, plus "preview" (what the call will
+// do: action, target, sensitive, sensitiveReasons, change {format, text, bytesBefore?, bytesAfter?}) and,
+// when acceptForSite is offered, "remember" (the rule it would write: the verdict's site_rule_offer).
 nlohmann::json approval_request_json(const ApprovalSubject& subject);
+
+// What `tool` says `arguments` will do, with the reasons the target's path is sensitive added whatever the
+// tool said (so a tool that forgets cannot hide a write into .git/). A preview that throws (a bug) falls
+// back to the default one. Computed before the approval is persisted.
+CallPreview preview_call(const AgentTool& tool, const nlohmann::json& arguments, const ToolTarget& target);
+nlohmann::json preview_json(const CallPreview& preview);
 
 // The descriptor fields the gatekeeper reads (name, label, effects, level, trust, provenance, binding
 // server, digest), from a stored approval request; for a rule written by acceptForSite.

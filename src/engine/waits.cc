@@ -34,6 +34,16 @@ Result<json> approval_payload(const json& params) {
                 "'decision' must be accept, acceptForSite or decline, not '" + decision + "'");
   }
   json payload = {{"decision", decision}};
+  // acceptForSite's lifetime: how long the remembered decision holds (docs/policy.md).
+  if (const auto remember = params.find("remember"); remember != params.end() && !remember->is_null()) {
+    const bool known = remember->is_string() && (*remember == "turn" || *remember == "session" ||
+                                                 *remember == "untilRevoked");
+    if (!known || decision != "acceptForSite") {
+      return fail(codes::kInvalidArgument,
+                  "'remember' goes with acceptForSite and is turn, session or untilRevoked");
+    }
+    payload["remember"] = *remember;
+  }
   if (const auto reason = params.find("reason"); reason != params.end() && !reason->is_null()) {
     if (!reason->is_string()) return fail(codes::kInvalidArgument, "'reason' must be a string");
     const std::string& text = reason->get_ref<const std::string&>();
@@ -124,8 +134,10 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
       const ToolDescriptor descriptor = approved_descriptor(approval.request);
       const json arguments = approval.request.value("arguments", json::object());
       GateRequest request{thread_id, approval.tool_call_id, &descriptor, &arguments,
-                          target_from_json(approval.request.value("target", json::object()))};
-      rule = KEEL_TRY(deps_.gatekeeper->write_site_rule(tx, request));
+                          target_from_json(approval.request.value("target", json::object())), run.turn_id};
+      const json offer = approval.request.value("remember", json(nullptr));
+      rule = KEEL_TRY(
+          deps_.gatekeeper->write_site_rule(tx, request, offer, payload.value("remember", std::string())));
     }
     result["nodeId"] = audit->id;
     return result;

@@ -15,7 +15,10 @@
 // commits atomically with the command that asks for it: write_*() validates and writes the change in the
 // caller's transaction and returns an opaque description of it; install() makes it effective once that
 // transaction committed. acceptForSite uses write_site_rule(): a rule that lets calls like this one run on
-// the same site without asking. A verdict offers acceptForSite only when such a rule would have an effect.
+// the same site without asking, confined to what the verdict's offer named (the thread, for a local tool
+// the workspace folder) for the lifetime the person chose. A verdict offers acceptForSite only when such a
+// rule would have an effect, and describes the rule it would write (`site_rule_offer`) so that the prompt
+// can name it and the approval can store it.
 //
 // check() runs on a thread's actor and must not block (no store access); implementations keep what they
 // decide from in memory. Thread-safe.
@@ -52,6 +55,7 @@ struct GateRequest {
   const ToolDescriptor* descriptor = nullptr;  // never null; valid during check()
   const nlohmann::json* arguments = nullptr;   // never null; valid during check()
   ToolTarget target;
+  std::string turn_id = {};  // the run's turn ("" when unknown): rules remembered for a turn hold only in it
 };
 
 struct GateVerdict {
@@ -62,6 +66,10 @@ struct GateVerdict {
   bool offers_accept_for_site = false;
   // The version of the rules the verdict was taken under (0 when no rule exists).
   int64_t rule_version = 0;
+  // With offers_accept_for_site: the rule acceptForSite would write, for the person and for
+  // write_site_rule(): {scope, scopeText, tool, effects, threadId, workspace?, lifetimes: [...],
+  // defaultLifetime, text}. Null otherwise.
+  nlohmann::json site_rule_offer = nullptr;
 };
 
 class Gatekeeper {
@@ -69,11 +77,17 @@ class Gatekeeper {
   virtual ~Gatekeeper() = default;
   virtual GateVerdict check(const GateRequest& request) = 0;
 
-  // Writes the rule an acceptForSite of `request` stands for. Errors: store errors; policy.no_site when
-  // the request has no site a rule could name.
-  virtual Result<nlohmann::json> write_site_rule(Transaction& tx, const GateRequest& request) {
+  // Writes the rule an acceptForSite of `request` stands for, confined as `offer` (the verdict's
+  // site_rule_offer, as stored with the approval; null for an approval stored before offers named their
+  // bounds: the thread and the gatekeeper's workspace) says, for `lifetime` (untilRevoked, session, turn;
+  // "" = the offer's default). Errors: store errors; policy.no_site when the request has no site a rule
+  // could name; policy.bad_rule for a lifetime the offer does not list.
+  virtual Result<nlohmann::json> write_site_rule(Transaction& tx, const GateRequest& request,
+                                                 const nlohmann::json& offer, std::string_view lifetime) {
     (void)tx;
     (void)request;
+    (void)offer;
+    (void)lifetime;
     return fail(codes::kPolicyUnsupported, "this gatekeeper keeps no site rules");
   }
   // A client's policy change, `method` one of the policy.* ops of docs/protocol.md (policy.setMode,

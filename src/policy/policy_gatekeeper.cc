@@ -101,12 +101,30 @@ Result<void> apply(PolicyState& state, const json& change) {
 }  // namespace
 
 Result<std::unique_ptr<PolicyGatekeeper>> PolicyGatekeeper::open(Store& store, const Clock& clock,
-                                                                 IdSource& ids, PolicyMode default_mode) {
+                                                                 IdSource& ids, PolicyMode default_mode,
+                                                                 PolicySession session) {
   PolicyRepository repository(clock);
   auto tx = KEEL_TRY(store.begin(TxMode::kRead));
-  const StoredPolicy stored = KEEL_TRY(repository.load(*tx));
+  StoredPolicy stored = KEEL_TRY(repository.load(*tx));
   KEEL_TRY(tx->commit());
-  auto state = std::make_shared<const PolicyState>(PolicyState::from_store(stored, default_mode));
+  const auto stale = [&](const SiteRule& rule) {
+    return rule.bounds.lifetime != RuleLifetime::kUntilRevoked && rule.bounds.session_id != session.id;
+  };
+  if (std::any_of(stored.rules.begin(), stored.rules.end(), stale)) {
+    // Removed like policy.removeRule removes a rule, so the versions of the scopes they leave still change.
+    auto write = KEEL_TRY(store.begin(TxMode::kWrite));
+    for (const SiteRule& rule : stored.rules) {
+      if (!stale(rule)) continue;
+      const int64_t version = KEEL_TRY(repository.next_version(*write));
+      KEEL_TRY(repository.remove_rule(*write, rule, version));
+    }
+    stored = KEEL_TRY(repository.load(*write));
+    KEEL_TRY(write->commit());
+  }
+  PolicyState loaded = PolicyState::from_store(stored, default_mode);
+  loaded.session_id = std::move(session.id);
+  loaded.workspace = std::move(session.workspace);
+  auto state = std::make_shared<const PolicyState>(std::move(loaded));
   return std::make_unique<PolicyGatekeeper>(ConstructionKey{}, clock, ids, std::move(state));
 }
 
@@ -123,11 +141,32 @@ std::shared_ptr<const PolicyState> PolicyGatekeeper::snapshot() const {
 
 GateVerdict PolicyGatekeeper::check(const GateRequest& request) { return decide(*snapshot(), request); }
 
-Result<json> PolicyGatekeeper::write_site_rule(Transaction& tx, const GateRequest& request) {
+Result<json> PolicyGatekeeper::write_site_rule(Transaction& tx, const GateRequest& request,
+                                              const json& offer, std::string_view lifetime) {
   const std::string& tool = request.descriptor->name;
   if (!is_valid_tool_name(tool))
     return fail(codes::kPolicyBadRule, "no rule can name the tool '" + tool + "'");
+  const std::shared_ptr<const PolicyState> state = snapshot();
   RuleSpec spec{KEEL_TRY(scope_of_call(request)), tool, request.descriptor->effects, RuleDecision::kAllow};
+  // Confined to what the person was shown: the offer stored with the approval names the workspace (an
+  // approval stored before offers did is confined to this engine's); the thread is always the call's.
+  spec.bounds.thread_id = request.thread_id;
+  if (offer.is_object() && offer.contains("workspace")) {
+    if (offer["workspace"].is_string()) spec.bounds.workspace = offer["workspace"].get<std::string>();
+  } else if (!spec.scope.origin() && spec.scope.key() == RuleScope::local().key()) {
+    spec.bounds.workspace = state->workspace;
+  }
+  const std::string chosen = lifetime.empty() ? (offer.is_object() ? offer.value("defaultLifetime", "session")
+                                                                   : std::string("session"))
+                                              : std::string(lifetime);
+  const std::optional<RuleLifetime> parsed = parse_rule_lifetime(chosen);
+  if (!parsed) {
+    return fail(codes::kPolicyBadRule,
+                "a remembered decision lasts for the turn, the session or until revoked, not '" + chosen + "'");
+  }
+  spec.bounds.lifetime = *parsed;
+  if (*parsed != RuleLifetime::kUntilRevoked) spec.bounds.session_id = state->session_id;
+  if (*parsed == RuleLifetime::kTurn) spec.bounds.turn_id = request.turn_id;
   return add_rule(tx, spec);
 }
 
@@ -178,6 +217,7 @@ Result<json> PolicyGatekeeper::add_rule(Transaction& tx, const RuleSpec& spec) {
   rule.tool = spec.tool;
   rule.effects = spec.effects;
   rule.decision = spec.decision;
+  rule.bounds = spec.bounds;
   rule.version = KEEL_TRY(repository_.next_version(tx));
   rule.created_at = clock_.now_unix_ms();
   KEEL_TRY(repository_.insert_rule(tx, rule));

@@ -44,21 +44,33 @@ namespace keel {
 
 struct PolicyState;
 
+// The engine session a gatekeeper decides for: remembered decisions of lifetime "session" or "turn" hold
+// only in the session that wrote them, and local ones only in the workspace they name.
+struct PolicySession {
+  std::string id;         // unique per engine start
+  std::string workspace;  // the workspace folder's canonical path ("" when the engine has none)
+};
+
 class PolicyGatekeeper final : public Gatekeeper {
  public:
   // Loads rules, thread modes and host permissions from `store`; `default_mode` applies to every thread
-  // without a mode of its own. `clock` and `ids` must outlive the gatekeeper; `store` is used only here.
+  // without a mode of its own. Rules remembered for an earlier session (lifetime session or turn, another
+  // session id) can never hold again: open() removes them (one write transaction, only when there are
+  // some). `clock` and `ids` must outlive the gatekeeper; `store` is used only here.
   // Errors: store errors; store.decode_failed naming a damaged row.
   static Result<std::unique_ptr<PolicyGatekeeper>> open(Store& store, const Clock& clock, IdSource& ids,
-                                                        PolicyMode default_mode);
+                                                        PolicyMode default_mode, PolicySession session = {});
   ~PolicyGatekeeper() override;
 
   GateVerdict check(const GateRequest& request) override;
 
-  // Writes an allow rule for the request's scope, tool name and effects ({"kind":"rule","rule":{...}}).
-  // The same rule already stored is returned instead of a second one. Errors: policy.bad_origin (the
-  // target's origin does not parse), policy.bad_rule (an MCP server name no rule can hold), store errors.
-  Result<nlohmann::json> write_site_rule(Transaction& tx, const GateRequest& request) override;
+  // Writes an allow rule for the request's scope, tool name and effects ({"kind":"rule","rule":{...}}),
+  // bounded to the request's thread, to the offer's workspace (local scope only) and to `lifetime`. The
+  // same rule already stored is returned instead of a second one. Errors: policy.bad_origin (the target's
+  // origin does not parse), policy.bad_rule (an MCP server name no rule can hold, a lifetime not offered),
+  // store errors.
+  Result<nlohmann::json> write_site_rule(Transaction& tx, const GateRequest& request,
+                                         const nlohmann::json& offer, std::string_view lifetime) override;
   // Methods and params:
   //   policy.setMode {threadId, mode}               policy.bad_mode; invalid_argument without a threadId
   //                                                 (the default mode is the engine's configuration)

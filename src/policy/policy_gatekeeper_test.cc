@@ -66,8 +66,28 @@ class PolicyGatekeeperTest : public testing::StoreTest {
     gate_ = open_gate();
   }
 
-  std::unique_ptr<PolicyGatekeeper> open_gate(PolicyMode default_mode = PolicyMode::kAskWrites) {
-    return must(PolicyGatekeeper::open(*store_, clock_, ids_, default_mode));
+  std::unique_ptr<PolicyGatekeeper> open_gate(PolicyMode default_mode = PolicyMode::kAskWrites,
+                                              PolicySession session = {}) {
+    return must(PolicyGatekeeper::open(*store_, clock_, ids_, default_mode, std::move(session)));
+  }
+
+  // acceptForSite of a write_file call on `thread_id` in `turn_id`, offered as check() offered it,
+  // remembered for `lifetime`; committed and installed. Returns the rule.
+  json accept_for_site(PolicyGatekeeper& gate, const std::string& thread_id, const std::string& lifetime,
+                       const std::string& turn_id = "turn-1") {
+    GateRequest request{thread_id, "call-1", &file_write_, &arguments_, ToolTarget{.path = "a.txt"}, turn_id};
+    const GateVerdict verdict = gate.check(request);
+    EXPECT_TRUE(verdict.offers_accept_for_site);
+    auto tx = begin();
+    const json change = must(gate.write_site_rule(*tx, request, verdict.site_rule_offer, lifetime));
+    must(tx->commit());
+    gate.install(change);
+    return change["rule"];
+  }
+
+  Kind write_verdict(PolicyGatekeeper& gate, const std::string& thread_id, const std::string& turn_id = "turn-1") {
+    GateRequest request{thread_id, "call-2", &file_write_, &arguments_, ToolTarget{.path = "b.txt"}, turn_id};
+    return gate.check(request).kind;
   }
 
   // Writes `method` in its own transaction, commits it and installs the change.
@@ -390,7 +410,7 @@ TEST_F(PolicyGatekeeperTest, AcceptForSiteLetsTheSameCallRunThereWithoutAsking) 
   GateRequest request{"t1", "call-1", &click_, &arguments_, on("https://a.example/form")};
   ASSERT_EQ(gate_->check(request).kind, Kind::kAsk);
   auto tx = begin();
-  const json change = must(gate_->write_site_rule(*tx, request));
+  const json change = must(gate_->write_site_rule(*tx, request, nullptr, ""));
   must(tx->commit());
   EXPECT_EQ(change["kind"], "rule");
   EXPECT_EQ(change["rule"]["scope"], "https://a.example");
@@ -407,8 +427,8 @@ TEST_F(PolicyGatekeeperTest, AcceptForSiteLetsTheSameCallRunThereWithoutAsking) 
 TEST_F(PolicyGatekeeperTest, AcceptForSiteTwiceKeepsOneRule) {
   GateRequest request{"t1", "call-1", &fs_write_, &arguments_, {}};
   auto tx = begin();
-  const json first = must(gate_->write_site_rule(*tx, request));
-  const json second = must(gate_->write_site_rule(*tx, request));
+  const json first = must(gate_->write_site_rule(*tx, request, nullptr, ""));
+  const json second = must(gate_->write_site_rule(*tx, request, nullptr, ""));
   must(tx->commit());
   EXPECT_EQ(first, second);
   EXPECT_EQ(first["rule"]["scope"], "mcp:fs");
@@ -421,7 +441,7 @@ TEST_F(PolicyGatekeeperTest, AcceptForSiteTwiceKeepsOneRule) {
 TEST_F(PolicyGatekeeperTest, AcceptForSiteOfALocalToolNamesTheLocalScope) {
   GateRequest request{"t1", "call-1", &file_write_, &arguments_, ToolTarget{.path = "a.txt"}};
   auto tx = begin();
-  const json change = must(gate_->write_site_rule(*tx, request));
+  const json change = must(gate_->write_site_rule(*tx, request, nullptr, ""));
   must(tx->commit());
   EXPECT_EQ(change["rule"]["scope"], "local:");
   gate_->install(change);
@@ -431,9 +451,78 @@ TEST_F(PolicyGatekeeperTest, AcceptForSiteOfALocalToolNamesTheLocalScope) {
 TEST_F(PolicyGatekeeperTest, AcceptForSiteRefusesAnUnparsableOriginAndWritesNothing) {
   GateRequest request{"t1", "call-1", &click_, &arguments_, on("not an origin")};
   auto tx = begin();
-  EXPECT_EQ(code_of(gate_->write_site_rule(*tx, request)), codes::kPolicyBadOrigin);
+  EXPECT_EQ(code_of(gate_->write_site_rule(*tx, request, nullptr, "")), codes::kPolicyBadOrigin);
   must(tx->commit());
   EXPECT_EQ(policy_rows(), 0);
+}
+
+// ---- remembered decisions are bounded (issue 15, point 2) ----
+
+TEST_F(PolicyGatekeeperTest, TheOfferOfALocalWriteNamesItsThreadAndWorkspace) {
+  gate_ = open_gate(PolicyMode::kAskWrites, {"session-1", "/work/a"});
+  GateRequest request{"t1", "call-1", &file_write_, &arguments_, ToolTarget{.path = "a.txt"}, "turn-1"};
+  const GateVerdict verdict = gate_->check(request);
+  ASSERT_TRUE(verdict.offers_accept_for_site);
+  const json& offer = verdict.site_rule_offer;
+  EXPECT_EQ(offer["scope"], "local:");
+  EXPECT_EQ(offer["threadId"], "t1");
+  EXPECT_EQ(offer["workspace"], "/work/a");
+  EXPECT_EQ(offer["defaultLifetime"], "session");
+  EXPECT_EQ(offer["lifetimes"], json({"turn", "session", "untilRevoked"}));
+  EXPECT_NE(offer["text"].get<std::string>().find("in this thread (t1), in the workspace /work/a"),
+            std::string::npos)
+      << offer;
+  EXPECT_NE(verdict.reason.find("in the workspace /work/a"), std::string::npos) << verdict.reason;
+}
+
+TEST_F(PolicyGatekeeperTest, AnAcceptForSiteOnOneThreadStillAsksOnAnother) {
+  gate_ = open_gate(PolicyMode::kAskWrites, {"session-1", "/work/a"});
+  const json rule = accept_for_site(*gate_, "thread-A", "");
+  EXPECT_EQ(rule["threadId"], "thread-A");
+  EXPECT_EQ(rule["workspace"], "/work/a");
+  EXPECT_EQ(rule["lifetime"], "session");
+  EXPECT_EQ(write_verdict(*gate_, "thread-A"), Kind::kAllow);
+  EXPECT_EQ(write_verdict(*gate_, "thread-B"), Kind::kAsk);
+}
+
+TEST_F(PolicyGatekeeperTest, ASessionLongAcceptEndsWithTheSessionAndIsRemovedAtTheNextStart) {
+  gate_ = open_gate(PolicyMode::kAskWrites, {"session-1", "/work/a"});
+  accept_for_site(*gate_, "thread-A", "session");
+  auto later = open_gate(PolicyMode::kAskWrites, {"session-2", "/work/a"});
+  EXPECT_EQ(write_verdict(*later, "thread-A"), Kind::kAsk);
+  EXPECT_TRUE(later->describe()["rules"].empty()) << later->describe();
+}
+
+TEST_F(PolicyGatekeeperTest, AnUntilRevokedAcceptOutlivesTheSessionButNotItsWorkspaceOrThread) {
+  gate_ = open_gate(PolicyMode::kAskWrites, {"session-1", "/work/a"});
+  accept_for_site(*gate_, "thread-A", "untilRevoked");
+  auto later = open_gate(PolicyMode::kAskWrites, {"session-2", "/work/a"});
+  EXPECT_EQ(write_verdict(*later, "thread-A"), Kind::kAllow);
+  EXPECT_EQ(write_verdict(*later, "thread-B"), Kind::kAsk);
+  auto elsewhere = open_gate(PolicyMode::kAskWrites, {"session-3", "/work/b"});
+  EXPECT_EQ(write_verdict(*elsewhere, "thread-A"), Kind::kAsk);
+}
+
+TEST_F(PolicyGatekeeperTest, ATurnLongAcceptHoldsOnlyInItsTurn) {
+  gate_ = open_gate(PolicyMode::kAskWrites, {"session-1", "/work/a"});
+  const json rule = accept_for_site(*gate_, "thread-A", "turn", "turn-1");
+  EXPECT_EQ(rule["turnId"], "turn-1");
+  EXPECT_EQ(write_verdict(*gate_, "thread-A", "turn-1"), Kind::kAllow);
+  EXPECT_EQ(write_verdict(*gate_, "thread-A", "turn-2"), Kind::kAsk);
+}
+
+TEST_F(PolicyGatekeeperTest, ALifetimeNotOfferedIsRefusedAndWritesNothing) {
+  GateRequest request{"t1", "call-1", &file_write_, &arguments_, ToolTarget{.path = "a.txt"}, "turn-1"};
+  auto tx = begin();
+  EXPECT_EQ(code_of(gate_->write_site_rule(*tx, request, nullptr, "forever")), codes::kPolicyBadRule);
+  must(tx->commit());
+  EXPECT_EQ(policy_rows(), 0);
+}
+
+TEST_F(PolicyGatekeeperTest, ABoundedRuleIsReadBackWithItsBounds) {
+  gate_ = open_gate(PolicyMode::kAskWrites, {"session-1", "/work/a"});
+  accept_for_site(*gate_, "thread-A", "turn", "turn-7");
+  EXPECT_EQ(open_gate(PolicyMode::kAskWrites, {"session-1", "/work/a"})->describe(), gate_->describe());
 }
 
 // ---- persistence ----
@@ -461,7 +550,7 @@ TEST_F(PolicyGatekeeperTest, RolledBackChangesLeaveNothing) {
   must(gate_->write_change(*tx, "policy.setMode", {{"threadId", "t1"}, {"mode", "allow_all"}}));
   must(gate_->write_change(*tx, "policy.setHostPermissions", {{"patterns", {"https://a.example"}}}));
   GateRequest request{"t1", "call-1", &fs_write_, &arguments_, {}};
-  must(gate_->write_site_rule(*tx, request));
+  must(gate_->write_site_rule(*tx, request, nullptr, ""));
   tx->rollback();
   EXPECT_EQ(policy_rows(), 0);
   const json empty = {{"defaultMode", "ask_writes"},
@@ -728,7 +817,12 @@ TEST_F(PolicyGatekeeperTest, DescribeListsTheWholePolicy) {
                                         {"effects", "write"},
                                         {"decision", "ask"},
                                         {"version", 1},
-                                        {"createdAt", 1'700'000'000'123}}}},
+                                        {"createdAt", 1'700'000'000'123},
+                                        {"threadId", nullptr},
+                                        {"workspace", nullptr},
+                                        {"lifetime", "untilRevoked"},
+                                        {"sessionId", nullptr},
+                                        {"turnId", nullptr}}}},
                                      {"hostPermissions", {"*://*.a.example"}}}));
 }
 

@@ -10,7 +10,9 @@
 namespace keel {
 namespace {
 
-constexpr char kRuleColumns[] = "id, origin, tool, effects, decision, version, created_at";
+constexpr char kRuleColumns[] =
+    "id, origin, tool, effects, decision, version, created_at, thread_id, workspace, lifetime, session_id, "
+    "turn_id";
 
 std::unexpected<Error> damaged_rule(const std::string& id, const std::string& problem) {
   return fail(codes::kStoreDecode, "site_rules row " + id + " is damaged: " + problem);
@@ -39,6 +41,16 @@ Result<SiteRule> rule_from_row(const SqlRow& row) {
   rule.decision = *parsed;
   rule.version = row.integer(5);
   rule.created_at = row.integer(6);
+  rule.bounds.thread_id = row.optional_text(7);
+  rule.bounds.workspace = row.optional_text(8);
+  const std::string lifetime = row.text(9);
+  const std::optional<RuleLifetime> parsed_lifetime = parse_rule_lifetime(lifetime);
+  if (!parsed_lifetime) return damaged_rule(rule.id, "unknown lifetime '" + lifetime + "'");
+  rule.bounds.lifetime = *parsed_lifetime;
+  rule.bounds.session_id = row.optional_text(10);
+  rule.bounds.turn_id = row.optional_text(11);
+  if (rule.bounds.lifetime != RuleLifetime::kUntilRevoked && !rule.bounds.session_id)
+    return damaged_rule(rule.id, "a rule of lifetime " + lifetime + " names no session");
   return rule;
 }
 
@@ -142,10 +154,11 @@ Result<void> PolicyRepository::insert_rule(Transaction& tx, const SiteRule& rule
   const std::optional<std::string_view> effects =
       rule.effects ? std::optional<std::string_view>(to_string(*rule.effects)) : std::nullopt;
   KEEL_TRY(tx.execute(
-      "INSERT INTO site_rules (id, origin, tool, effects, decision, version, created_at, updated_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO site_rules (id, origin, tool, effects, decision, version, created_at, updated_at, "
+      "thread_id, workspace, lifetime, session_id, turn_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       {rule.id, rule.scope.key(), rule.tool, effects, to_string(rule.decision), rule.version, rule.created_at,
-       clock_.now_unix_ms()}));
+       clock_.now_unix_ms(), rule.bounds.thread_id, rule.bounds.workspace, to_string(rule.bounds.lifetime),
+       rule.bounds.session_id, rule.bounds.turn_id}));
   return {};
 }
 

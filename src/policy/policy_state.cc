@@ -7,6 +7,7 @@ namespace keel {
 namespace {
 
 using Kind = GateVerdict::Kind;
+using nlohmann::json;
 
 void sort_and_count(ScopeRules& scope) {
   std::sort(scope.rules.begin(), scope.rules.end(), [](const SiteRule& a, const SiteRule& b) {
@@ -16,6 +17,28 @@ void sort_and_count(ScopeRules& scope) {
 }
 
 std::string mode_name(PolicyMode mode) { return std::string(to_string(mode)); }
+
+// What acceptForSite would remember for `request`: its scope and tool, this thread, and for a local tool
+// this workspace folder; the person picks the lifetime (docs/policy.md, "Remembered decisions").
+json site_rule_offer(const PolicyState& state, const GateRequest& request, const RuleScope& scope) {
+  const ToolDescriptor& tool = *request.descriptor;
+  const bool local = scope.key() == RuleScope::local().key();
+  std::string where = "on " + scope.description() + ", in this thread (" + request.thread_id + ")";
+  if (local) {
+    where += state.workspace.empty() ? ", with no workspace" : ", in the workspace " + state.workspace;
+  }
+  json offer = {{"scope", scope.key()},
+                {"scopeText", scope.description()},
+                {"tool", tool.name},
+                {"effects", to_string(tool.effects)},
+                {"threadId", request.thread_id},
+                {"lifetimes", {"turn", "session", "untilRevoked"}},
+                {"defaultLifetime", "session"},
+                {"where", where},
+                {"text", tool.name + " (" + std::string(to_string(tool.effects)) + ") " + where}};
+  if (local) offer["workspace"] = state.workspace;
+  return offer;
+}
 
 }  // namespace
 
@@ -107,6 +130,7 @@ GateVerdict decide(const PolicyState& state, const GateRequest& request) {
   }
   const ScopeRules* rules = state.rules_of(scope->key());
   const int64_t version = rules ? rules->version : 0;
+  const RuleContext context{request.thread_id, request.turn_id, state.workspace, state.session_id};
   const auto where = [&] { return scope->description(); };  // built only for the verdicts that say it
 
   if (const Origin* origin = scope->origin(); origin && !state.host_permitted(*origin)) {
@@ -122,7 +146,7 @@ GateVerdict decide(const PolicyState& state, const GateRequest& request) {
   const SiteRule* allow = nullptr;
   if (rules) {
     for (const SiteRule& rule : rules->rules) {
-      if (!rule.applies_to(tool.name, tool.effects)) continue;
+      if (!rule.applies_to(tool.name, tool.effects) || !rule.bounds.holds_in(context)) continue;
       const SiteRule*& slot = rule.decision == RuleDecision::kDeny  ? deny
                               : rule.decision == RuleDecision::kAsk ? ask
                                                                     : allow;
@@ -150,10 +174,12 @@ GateVerdict decide(const PolicyState& state, const GateRequest& request) {
   }
   if (!writes || mode == PolicyMode::kAllowAll) return {Kind::kAllow, "", false, version};
   if (mode == PolicyMode::kAskWrites) {
+    json offer = site_rule_offer(state, request, *scope);
     return {Kind::kAsk,
             "writes on " + where() + " need approval in mode ask_writes (" + tool.name +
-                "); accepting for the site lets it run there without asking",
-            true, version};
+                "); accepting for the site lets " + tool.name + " run " + offer.value("where", "") +
+                " without asking",
+            true, version, std::move(offer)};
   }
   return {Kind::kAsk,
           "every write needs approval in mode " + mode_name(mode) + " (" + tool.name + " on " + where() +

@@ -40,6 +40,9 @@ struct PolicyState {
   std::unordered_set<std::string> removed_rules;       // ids removed since open()
   std::vector<HostPattern> host_permissions;           // empty: every origin permitted
   int64_t host_permissions_version = 0;
+  // The engine session deciding (PolicySession): which remembered decisions hold.
+  std::string session_id;
+  std::string workspace;
 
   static PolicyState from_store(const StoredPolicy& stored, PolicyMode default_mode);
 

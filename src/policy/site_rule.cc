@@ -30,6 +30,10 @@ Result<std::optional<std::string>> optional_string(const nlohmann::json& object,
   return std::optional<std::string>(it->get<std::string>());
 }
 
+nlohmann::json optional_json(const std::optional<std::string>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
 Result<std::string> required_string(const nlohmann::json& object, const char* field) {
   const auto it = object.find(field);
   if (it == object.end() || !it->is_string()) {
@@ -133,6 +137,36 @@ bool is_valid_tool_name(std::string_view name) {
   return true;
 }
 
+std::string_view to_string(RuleLifetime lifetime) {
+  switch (lifetime) {
+    case RuleLifetime::kUntilRevoked:
+      return "untilRevoked";
+    case RuleLifetime::kSession:
+      return "session";
+    case RuleLifetime::kTurn:
+      return "turn";
+  }
+  return "turn";
+}
+
+std::optional<RuleLifetime> parse_rule_lifetime(std::string_view name) {
+  for (RuleLifetime l : {RuleLifetime::kUntilRevoked, RuleLifetime::kSession, RuleLifetime::kTurn}) {
+    if (to_string(l) == name) return l;
+  }
+  return std::nullopt;
+}
+
+std::string RuleBounds::description() const {
+  std::string text;
+  const auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (thread_id) add("in thread " + *thread_id);
+  if (workspace) add(workspace->empty() ? "with no workspace" : "in workspace " + *workspace);
+  if (lifetime == RuleLifetime::kTurn) add("for the rest of this turn");
+  if (lifetime == RuleLifetime::kSession) add("until keel exits");
+  if (lifetime == RuleLifetime::kUntilRevoked && !text.empty()) add("until revoked (keel policy revoke)");
+  return text;
+}
+
 Result<RuleSpec> parse_rule_spec(const nlohmann::json& params) {
   if (!params.is_object()) return bad_rule("a rule must be a JSON object");
   for (const auto& [field, value] : params.items()) {
@@ -158,6 +192,11 @@ nlohmann::json to_json(const SiteRule& rule) {
       {"decision", to_string(rule.decision)},
       {"version", rule.version},
       {"createdAt", rule.created_at},
+      {"threadId", optional_json(rule.bounds.thread_id)},
+      {"workspace", optional_json(rule.bounds.workspace)},
+      {"lifetime", to_string(rule.bounds.lifetime)},
+      {"sessionId", optional_json(rule.bounds.session_id)},
+      {"turnId", optional_json(rule.bounds.turn_id)},
   };
 }
 
@@ -177,6 +216,16 @@ Result<SiteRule> site_rule_from_json(const nlohmann::json& value) {
   }
   rule.version = version->get<int64_t>();
   rule.created_at = created_at->get<int64_t>();
+  rule.bounds.thread_id = KEEL_TRY(optional_string(value, "threadId"));
+  rule.bounds.workspace = KEEL_TRY(optional_string(value, "workspace"));
+  rule.bounds.session_id = KEEL_TRY(optional_string(value, "sessionId"));
+  rule.bounds.turn_id = KEEL_TRY(optional_string(value, "turnId"));
+  if (const auto lifetime = value.find("lifetime"); lifetime != value.end() && !lifetime->is_null()) {
+    const std::optional<RuleLifetime> parsed =
+        lifetime->is_string() ? parse_rule_lifetime(lifetime->get<std::string>()) : std::nullopt;
+    if (!parsed) return bad_rule("\"lifetime\" must be untilRevoked, session or turn");
+    rule.bounds.lifetime = *parsed;
+  }
   return rule;
 }
 

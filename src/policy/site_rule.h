@@ -79,12 +79,49 @@ std::optional<ToolEffects> parse_tool_effects(std::string_view name);
 // A name a ToolSpec may have: [a-zA-Z0-9_-]{1,64}.
 bool is_valid_tool_name(std::string_view name);
 
+// How long a rule holds. A rule added with policy.addRule holds until it is removed; a decision remembered
+// from an approval (acceptForSite) holds for the lifetime the person chose: the rest of the turn, the rest
+// of this engine session (until keel exits), or until they revoke it.
+enum class RuleLifetime { kUntilRevoked, kSession, kTurn };
+std::string_view to_string(RuleLifetime lifetime);  // untilRevoked | session | turn
+std::optional<RuleLifetime> parse_rule_lifetime(std::string_view name);
+
+// Where a rule holds beyond its scope and tool: the engine's circumstances a call is checked in.
+struct RuleContext {
+  std::string thread_id;
+  std::string turn_id;
+  std::string workspace;   // the engine's workspace folder ("" when it has none)
+  std::string session_id;  // this engine session (one per start of the gatekeeper)
+};
+
+// What a rule is confined to. Every field unset (the default, and every rule policy.addRule writes): it
+// holds on every thread, in every workspace, until removed. acceptForSite confines a rule to what the
+// person was shown: this thread, and for a local tool this workspace folder, for the lifetime chosen.
+struct RuleBounds {
+  std::optional<std::string> thread_id = std::nullopt;  // nullopt: every thread
+  std::optional<std::string> workspace = std::nullopt;  // nullopt: every workspace ("" = none)
+  RuleLifetime lifetime = RuleLifetime::kUntilRevoked;
+  std::optional<std::string> session_id = std::nullopt;  // kSession, kTurn: the session that wrote it
+  std::optional<std::string> turn_id = std::nullopt;     // kTurn: the turn it holds for
+  bool holds_in(const RuleContext& context) const {
+    if (thread_id && *thread_id != context.thread_id) return false;
+    if (workspace && *workspace != context.workspace) return false;
+    if (lifetime != RuleLifetime::kUntilRevoked && session_id != context.session_id) return false;
+    if (lifetime == RuleLifetime::kTurn && turn_id != context.turn_id) return false;
+    return true;
+  }
+  // For people: "in thread T, in workspace /w, until keel exits"; "" when unbounded.
+  std::string description() const;
+  friend bool operator==(const RuleBounds&, const RuleBounds&) = default;
+};
+
 // What policy.addRule asks for: a rule before it has an identity, a version and a time.
 struct RuleSpec {
   RuleScope scope;
   std::optional<std::string> tool = std::nullopt;     // nullopt: every tool
   std::optional<ToolEffects> effects = std::nullopt;  // nullopt: reads and writes
   RuleDecision decision = RuleDecision::kAllow;
+  RuleBounds bounds = {};
   friend bool operator==(const RuleSpec&, const RuleSpec&) = default;
 };
 
@@ -98,15 +135,17 @@ struct SiteRule {
   // so that the highest version of a scope's rules changes with every change to them (docs/policy.md).
   int64_t version = 0;
   int64_t created_at = 0;  // Unix ms
+  RuleBounds bounds = {};
 
   // Whether the rule covers a call of `tool_name` with `call_effects`. The scope is matched by whoever
   // holds the rules: they are indexed by it.
   bool applies_to(std::string_view tool_name, ToolEffects call_effects) const {
     return (!tool || *tool == tool_name) && (!effects || *effects == call_effects);
   }
-  // Whether the rule says what `spec` says (same scope, tool, effects and decision).
+  // Whether the rule says what `spec` says (same scope, tool, effects, decision and bounds).
   bool says(const RuleSpec& spec) const {
-    return scope == spec.scope && tool == spec.tool && effects == spec.effects && decision == spec.decision;
+    return scope == spec.scope && tool == spec.tool && effects == spec.effects && decision == spec.decision &&
+           bounds == spec.bounds;
   }
   friend bool operator==(const SiteRule&, const SiteRule&) = default;
 };
@@ -116,7 +155,9 @@ struct SiteRule {
 // silently widen a rule). Errors: policy.bad_origin, policy.bad_rule.
 Result<RuleSpec> parse_rule_spec(const nlohmann::json& params);
 
-// {"id","scope","tool","effects","decision","version","createdAt"}; tool and effects are null for any.
+// {"id","scope","tool","effects","decision","version","createdAt","threadId","workspace","lifetime",
+// "sessionId","turnId"}; tool, effects, threadId and workspace are null for any, sessionId and turnId null
+// when the lifetime does not use them. from_json reads a rule without the bound fields as unbounded.
 nlohmann::json to_json(const SiteRule& rule);
 // The inverse of to_json(). Errors: policy.bad_rule, policy.bad_origin.
 Result<SiteRule> site_rule_from_json(const nlohmann::json& value);

@@ -82,6 +82,7 @@ TEST(SiteRuleTest, JsonRoundTripsEveryField) {
   rule.decision = RuleDecision::kDeny;
   rule.version = 7;
   rule.created_at = 1'700'000'000'000;
+  rule.bounds = {"t1", "/work/a", RuleLifetime::kTurn, "s1", "turn-1"};
   const json encoded = to_json(rule);
   EXPECT_EQ(encoded, (json{{"id", "r1"},
                            {"scope", "https://a.example:8443"},
@@ -89,7 +90,12 @@ TEST(SiteRuleTest, JsonRoundTripsEveryField) {
                            {"effects", "write"},
                            {"decision", "deny"},
                            {"version", 7},
-                           {"createdAt", 1'700'000'000'000}}));
+                           {"createdAt", 1'700'000'000'000},
+                           {"threadId", "t1"},
+                           {"workspace", "/work/a"},
+                           {"lifetime", "turn"},
+                           {"sessionId", "s1"},
+                           {"turnId", "turn-1"}}));
   EXPECT_EQ(site_rule_from_json(encoded).value(), rule);
 
   SiteRule any;
@@ -97,6 +103,8 @@ TEST(SiteRuleTest, JsonRoundTripsEveryField) {
   any.scope = scope("mcp:fs");
   EXPECT_EQ(to_json(any)["tool"], nullptr);
   EXPECT_EQ(to_json(any)["effects"], nullptr);
+  EXPECT_EQ(to_json(any)["threadId"], nullptr);
+  EXPECT_EQ(to_json(any)["lifetime"], "untilRevoked");
   EXPECT_EQ(site_rule_from_json(to_json(any)).value(), any);
 }
 

@@ -161,12 +161,24 @@ constexpr std::array<std::string_view, 1> kVersion3 = {
     "ALTER TABLE threads ADD COLUMN title_given INTEGER NOT NULL DEFAULT 0",
 };
 
-constexpr std::array<Migration, 3> kMigrations = {
+// Version 4: remembered decisions are confined to what the person was shown (docs/policy.md, issue 15): a
+// rule may hold on one thread, in one workspace folder, and for a lifetime (the rest of a turn, an engine
+// session, or until revoked). Rules of version 3 hold everywhere until removed: NULL bounds, untilRevoked.
+constexpr std::array<std::string_view, 5> kVersion4 = {
+    "ALTER TABLE site_rules ADD COLUMN thread_id TEXT",
+    "ALTER TABLE site_rules ADD COLUMN workspace TEXT",
+    "ALTER TABLE site_rules ADD COLUMN lifetime TEXT NOT NULL DEFAULT 'untilRevoked'",
+    "ALTER TABLE site_rules ADD COLUMN session_id TEXT",
+    "ALTER TABLE site_rules ADD COLUMN turn_id TEXT",
+};
+
+constexpr std::array<Migration, 4> kMigrations = {
     Migration{1, "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
                  "snapshots, site rules, credentials, settings",
               kVersion1},
     Migration{2, "credentials: provider kind, master key id, version", kVersion2},
     Migration{3, "threads: title_given", kVersion3},
+    Migration{4, "site_rules: thread, workspace, lifetime (session, turn)", kVersion4},
 };
 
 }  // namespace

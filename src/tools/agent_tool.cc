@@ -10,6 +10,10 @@ Result<void> AgentTool::check_response(const nlohmann::json& request, const nloh
   return {};
 }
 
+CallPreview AgentTool::preview(const nlohmann::json& params, const ToolTarget& target) const {
+  return default_call_preview(params, target);
+}
+
 ToolResult AgentTool::complete_interaction(const nlohmann::json& request,
                                            const nlohmann::json& response) const {
   return text_result(response.dump(), {{"request", request}, {"response", response}});

@@ -11,6 +11,7 @@
 
 #include "keel/error_codes.h"
 #include "tools/builtin/tool_support.h"
+#include "tools/call_preview.h"
 #include "tools/tool_errors.h"
 
 namespace keel::builtin {
@@ -119,6 +120,78 @@ Result<ToolResult> WriteFileTool::run(const ToolCallContext& context, const nloh
   nlohmann::json details = {{"path", name}, {"bytesWritten", content.size()}, {"created", !existed}};
   if (existed && !ec) details["previousBytes"] = previous_bytes;
   return text_result(std::move(text), std::move(details));
+}
+
+// Approval previews (keel/tool.h): kept apart from run() so that what is shown and what runs are read
+// from the same arguments but neither depends on the other.
+CallPreview WriteFileTool::preview(const nlohmann::json& params, const ToolTarget& target) const {
+  const Result<WorkspacePath> path = resolve_path_argument(params);
+  const auto content = params.find("content");
+  if (!path || content == params.end() || !content->is_string()) return default_call_preview(params, target);
+  const std::string& text = content->get_ref<const std::string&>();
+  CallPreview preview;
+  preview.target = valid_utf8(path->absolute.string());
+  preview.bytes_after = static_cast<int64_t>(text.size());
+  std::error_code ec;
+  if (!fs::exists(path->absolute, ec)) {
+    preview.action = "create file";
+    preview.change_format = "excerpt";
+    preview.change = excerpt_lines(text, "+");
+    return preview;
+  }
+  preview.action = "overwrite file";
+  const Result<std::string> before = workspace().read_text(*path);
+  if (before) {
+    preview.bytes_before = static_cast<int64_t>(before->size());
+    preview.change_format = "diff";
+    preview.change = bounded_diff(*before, text);
+    if (preview.change.empty()) preview.change = "(the content does not change)\n";
+  } else {
+    // Not a text file keel can read (binary, too large): the new content is shown whole-or-bounded.
+    const uintmax_t size = fs::file_size(path->absolute, ec);
+    if (!ec) preview.bytes_before = static_cast<int64_t>(size);
+    preview.change_format = "excerpt";
+    preview.change = "(the current content cannot be shown: " + before.error().message() + ")\n" +
+                     excerpt_lines(text, "+");
+  }
+  return preview;
+}
+
+CallPreview EditFileTool::preview(const nlohmann::json& params, const ToolTarget& target) const {
+  const Result<WorkspacePath> path = resolve_path_argument(params);
+  const auto old_text = params.find("oldText");
+  const auto new_text = params.find("newText");
+  if (!path || old_text == params.end() || !old_text->is_string() || new_text == params.end() ||
+      !new_text->is_string()) {
+    return default_call_preview(params, target);
+  }
+  const std::string& from = old_text->get_ref<const std::string&>();
+  const std::string& to = new_text->get_ref<const std::string&>();
+  CallPreview preview;
+  preview.action = "edit file";
+  preview.target = valid_utf8(path->absolute.string());
+  preview.change_format = "diff";
+  const Result<std::string> content = workspace().read_text(*path);
+  ExcerptLimits side;
+  side.max_lines = 20;
+  side.max_bytes = 2048;
+  std::string header;
+  if (!content) {
+    header = "(the file cannot be read: " + content.error().message() + "; the edit will fail)\n";
+  } else {
+    preview.bytes_before = static_cast<int64_t>(content->size());
+    const size_t at = from.empty() ? std::string::npos : content->find(from);
+    const bool unique = at != std::string::npos && content->find(from, at + 1) == std::string::npos;
+    if (unique) {
+      preview.bytes_after = static_cast<int64_t>(content->size() - from.size() + to.size());
+      header = "@@ line " + std::to_string(line_at(*content, at)) + " @@\n";
+    } else {
+      header = at == std::string::npos ? "(oldText is not in the file; the edit will fail)\n"
+                                       : "(oldText occurs more than once; the edit will fail)\n";
+    }
+  }
+  preview.change = header + excerpt_lines(from, "-", side) + excerpt_lines(to, "+", side);
+  return preview;
 }
 
 // --- edit_file ---

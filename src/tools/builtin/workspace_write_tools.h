@@ -16,6 +16,8 @@ namespace keel::builtin {
 class WriteFileTool final : public WorkspaceTool {
  public:
   explicit WriteFileTool(std::shared_ptr<const Workspace> workspace);
+  // The absolute path; a new file's content or a replaced file's diff, with both sizes.
+  CallPreview preview(const nlohmann::json& params, const ToolTarget& target) const override;
 
  private:
   Result<ToolResult> run(const ToolCallContext& context, const nlohmann::json& params) const override;
@@ -27,6 +29,8 @@ class WriteFileTool final : public WorkspaceTool {
 class EditFileTool final : public WorkspaceTool {
  public:
   explicit EditFileTool(std::shared_ptr<const Workspace> workspace);
+  // The absolute path; the changed lines at their line number, with the file's size before and after.
+  CallPreview preview(const nlohmann::json& params, const ToolTarget& target) const override;
 
  private:
   Result<ToolResult> run(const ToolCallContext& context, const nlohmann::json& params) const override;

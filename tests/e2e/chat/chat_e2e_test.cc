@@ -415,8 +415,9 @@ TEST_F(ChatTest, AWriteAsksForApprovalInlineAndYesLetsItRun) {
   }));
   auto chat = start_chat();
   chat->type("write the note\r");
-  EXPECT_TRUE(chat->wait_for("\\? approve write_file"));
-  ASSERT_TRUE(chat->wait_for_input_line("\\[y\\] accept.*\\[n\\] decline >$"));
+  EXPECT_TRUE(chat->wait_for("\\? approve write_file \\(write\\): create file\\n  target  /.*/note\\.txt\\n"));
+  EXPECT_TRUE(chat->wait_for("or remember: write_file \\(write\\) on this machine, in this thread"));
+  ASSERT_TRUE(chat->wait_for_input_line("\\[y\\] once.*\\[n\\] decline >$"));
   EXPECT_FALSE(std::filesystem::exists(workspace() / "note.txt")) << "written before the approval";
   chat->type("y");
   EXPECT_TRUE(chat->wait_for("the note is written\\.\\n— completed"));
