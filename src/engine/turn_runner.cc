@@ -462,11 +462,14 @@ Result<ProviderRequest> TurnRunner::build_request() {
                 "the conversation holds an image but the model '" + model.model + "' does not accept images");
   }
   request.model = model.model;
-  // A fixed suffix, the same in every request: it explains the data envelopes and keeps the prompt's
-  // cached prefix stable.
-  request.system_prompt = model.system_prompt.empty()
-                              ? std::string(kEnvelopeExplanation)
-                              : model.system_prompt + "\n\n" + std::string(kEnvelopeExplanation);
+  // A fixed suffix explaining the data envelopes, in every request of a run that binds tools (the way
+  // untrusted content enters; the set is fixed for the run, so the prompt's cached prefix stays stable even
+  // when the failure breaker turns tools off). Without tools the prompt is the configured one.
+  request.system_prompt = model.system_prompt;
+  if (tools_ != nullptr && !tools_->tools().empty()) {
+    if (!request.system_prompt.empty()) request.system_prompt += "\n\n";
+    request.system_prompt += kEnvelopeExplanation;
+  }
   request.max_output_tokens = model.max_output_tokens;
   request.parameters = model.parameters;
   if (!tools_off_) {
