@@ -38,6 +38,21 @@ using nlohmann::json;
 
 namespace {
 
+// Where an executed call's content came from, when its tool's results are untrusted (descriptor trust):
+// the result node records it, and the session context gives the content to the model inside a data
+// envelope (store/data_envelope.h). A trusted tool's results (keel's own text, a person's answer) and
+// results keel writes itself (refusals, "not run") get none.
+std::optional<DataSource> untrusted_source(const ToolDescriptor& tool, const ToolTarget& target) {
+  if (tool.trust != ToolTrust::kUntrusted) return std::nullopt;
+  DataSource source;
+  source.tool = tool.name;
+  source.provenance = std::string(to_string(tool.provenance));
+  source.path = utf8_sanitized(target.path.value_or(""));
+  source.origin = utf8_sanitized(target.origin.value_or(""));
+  source.server = utf8_sanitized(target.server_id.value_or(tool.binding.server));
+  return source;
+}
+
 constexpr int kFailuresBeforeReminder = 3;
 constexpr int kFailuresBeforeToolsOff = 5;
 // Events a runner may hold back while its input keeps coming (see flush_before_waiting).
@@ -447,7 +462,14 @@ Result<ProviderRequest> TurnRunner::build_request() {
                 "the conversation holds an image but the model '" + model.model + "' does not accept images");
   }
   request.model = model.model;
+  // A fixed suffix explaining the data envelopes, in every request of a run that binds tools (the way
+  // untrusted content enters; the set is fixed for the run, so the prompt's cached prefix stays stable even
+  // when the failure breaker turns tools off). Without tools the prompt is the configured one.
   request.system_prompt = model.system_prompt;
+  if (tools_ != nullptr && !tools_->tools().empty()) {
+    if (!request.system_prompt.empty()) request.system_prompt += "\n\n";
+    request.system_prompt += kEnvelopeExplanation;
+  }
   request.max_output_tokens = model.max_output_tokens;
   request.parameters = model.parameters;
   if (!tools_off_) {
@@ -1107,11 +1129,14 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   // tool's recovery class.
   engine_.crash_point("tool.result.before_commit");
   std::vector<std::string> notices = count_result(failed, false);
+  // Error text counts too: a failing tool may quote what it read (a file name, a server's message).
+  const std::optional<DataSource> source = untrusted_source(*tool->descriptor, decision.target);
   auto settled = engine_.write([&](Transaction& tx) -> Result<ResultWritten> {
     auto body = KEEL_TRY(encode_tool_result(ToolResultBody{.tool_call_id = call.tool_call_id,
                                                            .content = bounded.content,
                                                            .is_error = failed,
-                                                           .details = bounded.details}));
+                                                           .details = bounded.details,
+                                                           .untrusted = source}));
     return append_result(tx, call, std::move(body), notices, after);
   });
   if (!settled) {

@@ -108,7 +108,8 @@ ToolDescriptor approved_descriptor(const json& request) {
   }
   d.trust = tool.value("trust", "trusted") == "trusted" ? ToolTrust::kTrusted : ToolTrust::kUntrusted;
   const std::string provenance = tool.value("provenance", "tool");
-  for (ToolProvenance p : {ToolProvenance::kTool, ToolProvenance::kMcp, ToolProvenance::kPage}) {
+  for (ToolProvenance p :
+       {ToolProvenance::kTool, ToolProvenance::kMcp, ToolProvenance::kPage, ToolProvenance::kWorkspace}) {
     if (to_string(p) == provenance) d.provenance = p;
   }
   d.binding.server = tool.value("server", "");

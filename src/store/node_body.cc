@@ -283,6 +283,17 @@ Result<json> encode_tool_result(const ToolResultBody& body) {
               {"content", content_to_json(body.content)},
               {"isError", body.is_error}};
   if (!body.details.is_null()) out["details"] = body.details;
+  if (body.untrusted) {
+    const DataSource& source = *body.untrusted;
+    if (source.tool.empty() || source.provenance.empty()) {
+      return invalid("tool_result", "an untrusted source without a tool or provenance");
+    }
+    json untrusted = {{"tool", source.tool}, {"provenance", source.provenance}};
+    if (!source.path.empty()) untrusted["path"] = source.path;
+    if (!source.origin.empty()) untrusted["origin"] = source.origin;
+    if (!source.server.empty()) untrusted["server"] = source.server;
+    out["untrusted"] = std::move(untrusted);
+  }
   return out;
 }
 
@@ -359,6 +370,18 @@ Result<ToolResultBody> decode_tool_result(json body) {
   out.content = KEEL_TRY(take_content(body, what));
   out.is_error = KEEL_TRY(take_bool(body, "isError", what, std::nullopt));
   out.details = take_any(body, "details");
+  json untrusted = take_any(body, "untrusted");
+  if (!untrusted.is_null()) {
+    constexpr std::string_view source_what = "tool_result body's untrusted";
+    KEEL_TRY(require_object(untrusted, source_what));
+    DataSource source;
+    source.tool = KEEL_TRY(take_string(untrusted, "tool", source_what, /*allow_empty=*/false));
+    source.provenance = KEEL_TRY(take_string(untrusted, "provenance", source_what, /*allow_empty=*/false));
+    source.path = KEEL_TRY(take_optional_string(untrusted, "path", source_what)).value_or("");
+    source.origin = KEEL_TRY(take_optional_string(untrusted, "origin", source_what)).value_or("");
+    source.server = KEEL_TRY(take_optional_string(untrusted, "server", source_what)).value_or("");
+    out.untrusted = std::move(source);
+  }
   return out;
 }
 

@@ -12,8 +12,14 @@
 //                      assistantNodeId names the assistant_message node whose response made the call, so
 //                      parallel calls are grouped with it again when the context is rebuilt although the
 //                      store interleaves them with their results (spec §2).
-//   tool_result        {"toolCallId":string, "content":[block...], "isError":bool, "details":any?}
+//   tool_result        {"toolCallId":string, "content":[block...], "isError":bool, "details":any?,
+//                       "untrusted":{"tool":string, "provenance":string, "path":string?, "origin":string?,
+//                                    "server":string?}?}
 //                      details is for the UI only and never reaches the model; omitted when null.
+//                      untrusted: the content came from outside keel (a tool whose descriptor is untrusted
+//                      ran); the session context gives it to the model inside a data envelope
+//                      (store/data_envelope.h). Omitted for keel's own results; results written before it
+//                      existed have none and are sent as they were.
 //   notice             {"text":string, "forModel":bool}
 //                      a notice for the model is sent as a user text message; others are UI-only.
 //   compaction         {"summary":string, "replacedToNodeId":string, "keptFromNodeId":string?,
@@ -49,6 +55,7 @@
 
 #include "keel/error.h"
 #include "keel/message.h"
+#include "store/data_envelope.h"
 #include "store/records.h"
 
 namespace keel {
@@ -110,6 +117,7 @@ struct ToolResultBody {
   std::vector<ContentBlock> content{};
   bool is_error = false;
   nlohmann::json details{};  // null when there are none
+  std::optional<DataSource> untrusted{};  // where untrusted content came from; nullopt for keel's own
 
   friend bool operator==(const ToolResultBody&, const ToolResultBody&) = default;
 };

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "keel/error_codes.h"
+#include "store/data_envelope.h"
 #include "store/json_column.h"
 #include "store/node_body.h"
 #include "store/records.h"
@@ -250,8 +251,12 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
     case NodeKind::kToolResult: {
       auto body = decode_body(node, decode_tool_result);
       if (!body) return fail(body.error());
+      // Content from outside keel reaches the model only inside its envelope; the node keeps it as it was.
+      std::vector<ContentBlock> content =
+          body->untrusted ? envelope_content(body->content, *body->untrusted, envelope_id(id))
+                          : std::move(body->content);
       Message& message =
-          add_message(Role::kTool, std::move(body->content), result_position(messages_, body->tool_call_id));
+          add_message(Role::kTool, std::move(content), result_position(messages_, body->tool_call_id));
       count_call_id(body->tool_call_id);
       message.tool_call_id = std::move(body->tool_call_id);
       message.is_error = body->is_error;

@@ -12,7 +12,8 @@
 //                         an assistantNodeId that is not an assistant_message on the path is
 //                         store.decode_failed;
 //   tool_result        -> a Role::kTool message with tool_call_id, is_error and content (details, which
-//                         are for the UI, are dropped); when user messages (notices, steers) sit between
+//                         are for the UI, are dropped); content marked untrusted goes inside a data
+//                         envelope (store/data_envelope.h) whose id derives from the node's id; when user messages (notices, steers) sit between
 //                         its call's assistant message and the results after it and the end, the result goes
 //                         before them, since no provider accepts a user message between an assistant's tool
 //                         calls and their results: older versions persisted the failure breaker's notices

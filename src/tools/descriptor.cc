@@ -67,6 +67,8 @@ std::string_view to_string(ToolProvenance provenance) {
       return "mcp";
     case ToolProvenance::kPage:
       return "page";
+    case ToolProvenance::kWorkspace:
+      return "workspace";
   }
   return "unknown";
 }

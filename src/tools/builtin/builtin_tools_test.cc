@@ -53,7 +53,8 @@ TEST(BuiltinToolsTest, RegistersOnlyTheFamiliesWhoseDependencyIsGiven) {
   EXPECT_TRUE(names(none).empty());
 }
 
-TEST(BuiltinToolsTest, EveryBuiltinIsATrustedLocalToolWithAClosedSchema) {
+// The read tools' results are the workspace's text, not keel's: untrusted, provenance workspace (issue 15).
+TEST(BuiltinToolsTest, EveryBuiltinIsALocalToolWithAClosedSchemaAndOnlyTheReadToolsResultsAreUntrusted) {
   testing::TempDir temp;
   NullScheduler scheduler;
   ToolRegistry registry;
@@ -61,12 +62,13 @@ TEST(BuiltinToolsTest, EveryBuiltinIsATrustedLocalToolWithAClosedSchema) {
                   registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .interactions = true})
                   .has_value());
   const std::set<std::string> writers = {"write_file", "edit_file"};
+  const std::set<std::string> readers = {"list_files", "read_file", "search_files"};
   for (const auto& [name, tool] : registry.snapshot()->tools()) {
     const ToolDescriptor& d = *tool.descriptor;
     EXPECT_EQ(d.level, ToolLevel::kBuiltin) << name;
     EXPECT_EQ(d.binding.kind, ToolBinding::Kind::kLocal) << name;
-    EXPECT_EQ(d.trust, ToolTrust::kTrusted) << name;
-    EXPECT_EQ(d.provenance, ToolProvenance::kTool) << name;
+    EXPECT_EQ(d.trust, readers.contains(name) ? ToolTrust::kUntrusted : ToolTrust::kTrusted) << name;
+    EXPECT_EQ(d.provenance, readers.contains(name) ? ToolProvenance::kWorkspace : ToolProvenance::kTool) << name;
     EXPECT_EQ(d.effects, writers.contains(name) ? ToolEffects::kWrite : ToolEffects::kRead) << name;
     EXPECT_EQ(d.parameters.at("additionalProperties"), false) << name;
     EXPECT_TRUE(d.parameters.at("required").is_array()) << name;

@@ -104,6 +104,14 @@ std::string right_aligned(int64_t number, size_t width) {
   return text;
 }
 
+// What a read tool returns (file text, file names, matching lines) was written by whoever wrote the
+// workspace, not by keel: the tool is builtin, its results are untrusted (spec §4 lets a tool override the
+// builtin default), so they reach the model inside a data envelope naming the workspace.
+void mark_workspace_content(ToolSpec& spec) {
+  spec.trust = ToolTrust::kUntrusted;
+  spec.provenance = ToolProvenance::kWorkspace;
+}
+
 ToolSpec list_files_spec() {
   ToolSpec spec;
   spec.name = "list_files";
@@ -129,6 +137,7 @@ ToolSpec list_files_spec() {
       {"additionalProperties", false},
   };
   spec.effects = ToolEffects::kRead;
+  mark_workspace_content(spec);
   return spec;
 }
 
@@ -158,6 +167,7 @@ ToolSpec read_file_spec() {
       {"additionalProperties", false},
   };
   spec.effects = ToolEffects::kRead;
+  mark_workspace_content(spec);
   return spec;
 }
 
@@ -197,6 +207,7 @@ ToolSpec search_files_spec() {
       {"additionalProperties", false},
   };
   spec.effects = ToolEffects::kRead;
+  mark_workspace_content(spec);
   return spec;
 }
 

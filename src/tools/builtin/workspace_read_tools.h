@@ -3,7 +3,9 @@
 //
 // All three are confined to their Workspace (see workspace.h), run synchronously and check the call's
 // cancellation token between files. Their `content` is what the model needs in a compact text form;
-// `details` carries the structured result for the UI.
+// `details` carries the structured result for the UI. Their results are untrusted, provenance workspace
+// (the text is whoever wrote the workspace's, not keel's): the model gets them inside a data envelope
+// (store/data_envelope.h).
 #pragma once
 
 #include <cstdint>
