@@ -45,6 +45,7 @@ threshold = 0.75
 [store]
 path = "/var/keel/db.sqlite"
 durability = "normal"
+quick_check_ms = 15000
 
 [policy]
 mode = "read_only"
@@ -93,6 +94,7 @@ trust = "trusted"
   EXPECT_DOUBLE_EQ(config_.compaction.threshold, 0.75);
   EXPECT_EQ(config_.store_path, "/var/keel/db.sqlite");
   EXPECT_EQ(config_.durability, Synchronous::kNormal);
+  EXPECT_EQ(config_.quick_check_ms, 15000);
   EXPECT_EQ(config_.policy_mode, PolicyMode::kReadOnly);
   EXPECT_EQ(config_.log_level, LogLevel::kDebug);
   EXPECT_EQ(config_.log_format, LogFormat::kJson);
