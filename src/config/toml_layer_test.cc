@@ -45,7 +45,6 @@ threshold = 0.75
 [store]
 path = "/var/keel/db.sqlite"
 durability = "normal"
-quick_check_ms = 15000
 
 [policy]
 mode = "read_only"
@@ -94,7 +93,6 @@ trust = "trusted"
   EXPECT_DOUBLE_EQ(config_.compaction.threshold, 0.75);
   EXPECT_EQ(config_.store_path, "/var/keel/db.sqlite");
   EXPECT_EQ(config_.durability, Synchronous::kNormal);
-  EXPECT_EQ(config_.quick_check_ms, 15000);
   EXPECT_EQ(config_.policy_mode, PolicyMode::kReadOnly);
   EXPECT_EQ(config_.log_level, LogLevel::kDebug);
   EXPECT_EQ(config_.log_format, LogFormat::kJson);
@@ -136,6 +134,16 @@ trust = "trusted"
   EXPECT_EQ(config_.origin_of("models.sonnet.max_output").line, 43u);
   EXPECT_EQ(config_.origin_of("providers.local.headers.X-Team").line, 30u);
   EXPECT_EQ(config_.origin_of("log.format").to_string(), "/home/u/.config/keel/config.toml:19:10");
+}
+
+TEST_F(TomlLayerTest, StoreQuickCheckBudgetIsAnIntegerOfMilliseconds) {
+  apply("[store]\nquick_check_ms = 15000\n");
+  EXPECT_TRUE(problems_.list().empty());
+  EXPECT_EQ(config_.quick_check_ms, 15000);
+  apply("[store]\nquick_check_ms = -1\n");
+  ASSERT_EQ(problems_.list().size(), 1u);
+  EXPECT_EQ(problems_.list()[0].key_path, "store.quick_check_ms");
+  EXPECT_EQ(config_.quick_check_ms, 15000);
 }
 
 TEST_F(TomlLayerTest, UnknownKeyNamesFileLineColumnAndKeyPath) {
