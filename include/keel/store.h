@@ -36,6 +36,7 @@
 
 namespace keel {
 
+class Clock;
 class FailPoints;
 
 // Raw bytes, stored as a BLOB (SQLite) / BYTEA (PostgreSQL).
@@ -181,10 +182,19 @@ struct SqliteStoreOptions {
   size_t max_value_bytes = 16 * 1024 * 1024;
   // Fail points hit at every transaction boundary. Not owned; must outlive the store. May be null.
   FailPoints* fail_points = nullptr;
+  // Time budget of the PRAGMA quick_check run at open (a damaged file is refused with store.corrupt
+  // before anything is read or written). A check that runs out of time is abandoned and the store opens;
+  // node digests still guard every node read. 0 skips the check.
+  int64_t quick_check_ms = 2000;
+  // The clock the budget is measured on. Not owned; must outlive open_sqlite_store(). Null: the system
+  // clock.
+  const Clock* clock = nullptr;
 };
 
-// Opens (creating if missing) a SQLite database in WAL mode and migrates it to the current schema.
-// Errors: store.open_failed, store.corrupt (not a database / damaged), store.foreign_database (a SQLite
+// Opens (creating if missing) a SQLite database in WAL mode, checks it (PRAGMA quick_check, bounded by
+// quick_check_ms) and migrates it to the current schema.
+// Errors: store.open_failed, store.corrupt (not a database / damaged: the check failed; the message says
+// how to recover, nothing was changed), store.foreign_database (a SQLite
 // file that is not keel's), store.schema_too_new (written by a newer keel), store.busy (locked),
 // store.migration_failed.
 Result<std::unique_ptr<Store>> open_sqlite_store(const SqliteStoreOptions& options);

@@ -121,6 +121,7 @@ Result<StoreHandle> open_store(const config::Config& config, bool exclusive, Fai
   SqliteStoreOptions options;
   options.path = config.store_path.string();
   options.synchronous = config.durability;
+  options.quick_check_ms = config.quick_check_ms;
   options.fail_points = fail_points;
   handle.store = KEEL_TRY(open_sqlite_store(options));
   return handle;

@@ -144,6 +144,7 @@ struct Config {
   std::filesystem::path store_path;             // defaults to data_dir / "keel.db"
   std::filesystem::path master_key_file;        // defaults to data_dir / "master.key"
   Synchronous durability = Synchronous::kFull;  // full | normal
+  int64_t quick_check_ms = 2000;  // budget of the store's PRAGMA quick_check at open; 0 = skip it
   PolicyMode policy_mode = PolicyMode::kAskWrites;
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kText;

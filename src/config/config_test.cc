@@ -31,6 +31,7 @@ TEST(ConfigDefaultsTest, BuiltInProvidersReadTheirKeysFromTheUsualVariables) {
   EXPECT_EQ(config.provider("anthropic")->credential.reference(), "env:ANTHROPIC_API_KEY");
   EXPECT_EQ(config.origin_of("providers.anthropic.kind").layer, Layer::kDefault);
   EXPECT_EQ(config.durability, Synchronous::kFull);
+  EXPECT_EQ(config.quick_check_ms, 2000);
   EXPECT_EQ(config.policy_mode, PolicyMode::kAskWrites);
   EXPECT_TRUE(config.compaction.enabled);
   EXPECT_EQ(config.token_budget, std::nullopt);

@@ -399,8 +399,10 @@ class Applier {
         if (auto p = path_value(v, path)) config_.store_path = *p;
       } else if (k.str() == "durability") {
         if (auto d = choice(v, path, kDurabilities)) config_.durability = *d;
+      } else if (k.str() == "quick_check_ms") {
+        if (auto n = integer(v, path, 0, 3'600'000)) config_.quick_check_ms = *n;
       } else {
-        unknown(k, path, "path, durability");
+        unknown(k, path, "path, durability, quick_check_ms");
       }
     }
   }

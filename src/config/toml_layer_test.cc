@@ -136,6 +136,16 @@ trust = "trusted"
   EXPECT_EQ(config_.origin_of("log.format").to_string(), "/home/u/.config/keel/config.toml:19:10");
 }
 
+TEST_F(TomlLayerTest, StoreQuickCheckBudgetIsAnIntegerOfMilliseconds) {
+  apply("[store]\nquick_check_ms = 15000\n");
+  EXPECT_TRUE(problems_.list().empty());
+  EXPECT_EQ(config_.quick_check_ms, 15000);
+  apply("[store]\nquick_check_ms = -1\n");
+  ASSERT_EQ(problems_.list().size(), 1u);
+  EXPECT_EQ(problems_.list()[0].key_path, "store.quick_check_ms");
+  EXPECT_EQ(config_.quick_check_ms, 15000);
+}
+
 TEST_F(TomlLayerTest, UnknownKeyNamesFileLineColumnAndKeyPath) {
   apply("default_model = \"m\"\n\n  modle = \"x\"\n");
   const ConfigProblem& p = only_problem();

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "keel/store.h"
+#include "store/node_digest.h"
 
 namespace keel {
 namespace {
@@ -172,13 +173,23 @@ constexpr std::array<std::string_view, 5> kVersion4 = {
     "ALTER TABLE site_rules ADD COLUMN turn_id TEXT",
 };
 
-constexpr std::array<Migration, 4> kMigrations = {
-    Migration{1, "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
-                 "snapshots, site rules, credentials, settings",
-              kVersion1},
-    Migration{2, "credentials: provider kind, master key id, version", kVersion2},
-    Migration{3, "threads: title_given", kVersion3},
-    Migration{4, "site_rules: thread, workspace, lifetime (session, turn)", kVersion4},
+// Version 5: a digest sealing each node (store/node_digest.h), verified whenever a node is read, so that a
+// damaged node is refused (store.corrupt) instead of served. The program computes it for existing rows;
+// the column stays nullable in the schema because SQLite cannot add a NOT NULL column without a default,
+// but every row has one after this migration and a NULL is read as damage.
+constexpr std::array<std::string_view, 1> kVersion5 = {
+    "ALTER TABLE nodes ADD COLUMN digest TEXT",
+};
+
+constexpr std::array<Migration, 5> kMigrations = {
+    Migration{1,
+              "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
+              "snapshots, site rules, credentials, settings",
+              kVersion1, nullptr},
+    Migration{2, "credentials: provider kind, master key id, version", kVersion2, nullptr},
+    Migration{3, "threads: title_given", kVersion3, nullptr},
+    Migration{4, "site_rules: thread, workspace, lifetime (session, turn)", kVersion4, nullptr},
+    Migration{5, "nodes: digest", kVersion5, &backfill_node_digests},
 };
 
 }  // namespace

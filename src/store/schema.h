@@ -12,13 +12,28 @@
 
 #include <span>
 #include <string_view>
+#include <vector>
+
+#include "keel/error.h"
+#include "keel/store.h"
 
 namespace keel {
+
+// What a migration's program may run, inside the migration's transaction.
+class MigrationSql {
+ public:
+  virtual ~MigrationSql() = default;
+  virtual Result<std::vector<SqlRow>> query(std::string_view sql, std::span<const SqlValue> params) = 0;
+  virtual Result<int64_t> execute(std::string_view sql, std::span<const SqlValue> params) = 0;
+};
 
 struct Migration {
   int version;
   std::string_view description;
   std::span<const std::string_view> statements;
+  // Runs after the statements, in the same transaction, for what SQL alone cannot do (a digest computed
+  // in C++ for every existing row). Null for most migrations.
+  Result<void> (*program)(MigrationSql& sql);
 };
 
 std::span<const Migration> schema_migrations();

@@ -9,13 +9,16 @@
 #include "store/data_envelope.h"
 #include "store/json_column.h"
 #include "store/node_body.h"
+#include "store/node_digest.h"
 #include "store/records.h"
 
 namespace keel {
 namespace {
 
-// One statement, always the same text: the SQLite backend keeps it prepared.
-constexpr std::string_view kReadNode = "SELECT parent_id, kind, body FROM nodes WHERE id = ?";
+// One statement, always the same text: the SQLite backend keeps it prepared. Every column the digest
+// covers is read, so that the row can be checked against it (store/node_digest.h).
+constexpr std::string_view kReadNode =
+    "SELECT id, thread_id, parent_id, kind, run_id, seq, body, created_at, digest FROM nodes WHERE id = ?";
 
 std::string node_context(const std::string& id) { return "node " + id; }
 
@@ -138,10 +141,11 @@ Result<std::span<const Message>> SessionContextBuilder::build(Transaction& tx, c
                                              ", is missing from the store; the store is damaged");
       }
       const SqlRow& row = rows->front();
-      auto kind = parse_node_kind(row.text(1));
+      KEEL_TRY(verify_node_row(row, *cursor));
+      auto kind = parse_node_kind(row.text(3));
       if (!kind) return fail(kind.error().with_context(node_context(*cursor)));
-      std::optional<std::string> parent = row.optional_text(0);
-      pending.push_back(PendingNode{std::move(*cursor), *kind, row.text(2)});
+      std::optional<std::string> parent = row.optional_text(2);
+      pending.push_back(PendingNode{std::move(*cursor), *kind, row.text(6)});
       cursor = std::move(parent);
     }
   }

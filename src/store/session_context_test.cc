@@ -13,6 +13,7 @@
 #include "keel/error_codes.h"
 #include "keel/store.h"
 #include "store/node_body.h"
+#include "store/node_digest.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
 #include "testing/temp_dir.h"
@@ -402,7 +403,24 @@ class SessionContextTest : public ::testing::Test {
     return record.value_or(NodeRecord{});
   }
 
+  // Changes rows behind the repository's back and seals the nodes again with matching digests, as a
+  // program that knows the digest would: what remains to catch is what the decoders check.
   void raw_update(const std::string& sql, std::initializer_list<SqlValue> params) {
+    damage(sql, params);
+    auto tx = store_->begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    auto rows = (*tx)->query("SELECT " + std::string(kNodeDigestColumns) + " FROM nodes");
+    ASSERT_TRUE(rows);
+    for (const SqlRow& row : *rows) {
+      std::vector<SqlValue> values;
+      for (size_t i = 0; i < kNodeDigestedColumnCount; ++i) values.push_back(row[i]);
+      ASSERT_TRUE((*tx)->execute("UPDATE nodes SET digest = ? WHERE id = ?", {node_digest(values), row[0]}));
+    }
+    ASSERT_TRUE((*tx)->commit());
+  }
+
+  // Changes rows behind the repository's back, as a damaged disk would: the digests no longer match.
+  void damage(const std::string& sql, std::initializer_list<SqlValue> params) {
     auto tx = store_->begin(TxMode::kWrite);
     ASSERT_TRUE(tx);
     auto changed = (*tx)->execute(sql, params);
@@ -966,6 +984,28 @@ TEST_F(SessionContextTest, DamagedBodyIsADecodeError) {
   ASSERT_FALSE(messages);
   EXPECT_EQ(messages.error().code(), codes::kStoreDecode);
   EXPECT_NE(messages.error().message().find("mystery"), std::string::npos) << messages.error().message();
+}
+
+TEST_F(SessionContextTest, ANodeThatNoLongerMatchesItsDigestIsCorruptNotServed) {
+  user("one");
+  const std::string a = assistant("two");
+  const std::string u = user("three");
+  // A body still valid, with one character changed: only the digest can tell.
+  damage("UPDATE nodes SET body = replace(body, 'two', 'twO') WHERE id = ?", {a});
+  SessionContextBuilder builder;
+  auto messages = build(builder, u);
+  ASSERT_FALSE(messages);
+  EXPECT_EQ(messages.error().code(), codes::kStoreCorrupt);
+  EXPECT_NE(messages.error().message().find(a), std::string::npos) << messages.error().message();
+  EXPECT_NE(messages.error().message().find("recover"), std::string::npos) << messages.error().message();
+  // So is any other column the digest covers, and a missing digest.
+  for (const char* change : {"UPDATE nodes SET body = replace(body, 'twO', 'two'), seq = seq + 100 WHERE id = ?",
+                             "UPDATE nodes SET seq = seq - 100, digest = NULL WHERE id = ?"}) {
+    damage(change, {a});
+    messages = build(builder, u);
+    ASSERT_FALSE(messages);
+    EXPECT_EQ(messages.error().code(), codes::kStoreCorrupt) << change;
+  }
 }
 
 TEST_F(SessionContextTest, DamagedNodeAppendedLaterIsADecodeErrorAndTheCacheStartsOver) {

@@ -6,6 +6,7 @@
 #include "keel/error_codes.h"
 #include "store/json_column.h"
 #include "store/node_body.h"
+#include "store/node_digest.h"
 
 namespace keel {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 constexpr char kThreadColumns[] =
     "id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, created_at, updated_at, "
     "deleted, title_given";
-constexpr char kNodeColumns[] = "id, thread_id, parent_id, kind, run_id, seq, body, created_at";
+constexpr char kNodeColumns[] = "id, thread_id, parent_id, kind, run_id, seq, body, created_at, digest";
 
 ThreadRecord thread_from_row(const SqlRow& row) {
   ThreadRecord t;
@@ -31,7 +32,10 @@ ThreadRecord thread_from_row(const SqlRow& row) {
   return t;
 }
 
-Result<NodeRecord> node_from_row(const SqlRow& row) {
+// `expected_id` / `expected_thread`: what the query asked for, "" when not one node or one thread.
+Result<NodeRecord> node_from_row(const SqlRow& row, std::string_view expected_id = {},
+                                 std::string_view expected_thread = {}) {
+  KEEL_TRY(verify_node_row(row, expected_id, expected_thread));
   NodeRecord n;
   n.id = row.text(0);
   n.thread_id = row.text(1);
@@ -44,10 +48,10 @@ Result<NodeRecord> node_from_row(const SqlRow& row) {
   return n;
 }
 
-Result<std::vector<NodeRecord>> nodes_from_rows(const std::vector<SqlRow>& rows) {
+Result<std::vector<NodeRecord>> nodes_from_rows(const std::vector<SqlRow>& rows, std::string_view thread_id) {
   std::vector<NodeRecord> nodes;
   nodes.reserve(rows.size());
-  for (const SqlRow& row : rows) nodes.push_back(KEEL_TRY(node_from_row(row)));
+  for (const SqlRow& row : rows) nodes.push_back(KEEL_TRY(node_from_row(row, {}, thread_id)));
   return nodes;
 }
 
@@ -153,8 +157,10 @@ Result<NodeRecord> ThreadRepository::append(Transaction& tx, NewNode node) {
   }
   const int64_t now = clock_.now_unix_ms();
   const int64_t seq = thread.next_node_seq;
-  KEEL_TRY(tx.execute("INSERT INTO nodes (" + std::string(kNodeColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                      {node.id, thread.id, parent, to_string(node.kind), node.run_id, seq, body, now}));
+  std::vector<SqlValue> values = {node.id, thread.id, parent, to_string(node.kind), node.run_id, seq, std::move(body), now};
+  values.emplace_back(node_digest(values));
+  KEEL_TRY(tx.execute("INSERT INTO nodes (" + std::string(kNodeColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      values));
   KEEL_TRY(bump(tx, thread, node.id, seq + 1));
   return NodeRecord{std::move(node.id), thread.id, parent, node.kind, node.run_id, seq, std::move(node.body), now};
 }
@@ -162,7 +168,7 @@ Result<NodeRecord> ThreadRepository::append(Transaction& tx, NewNode node) {
 Result<NodeRecord> ThreadRepository::get_node(Transaction& tx, const std::string& node_id) {
   auto row = KEEL_TRY(tx.query_one("SELECT " + std::string(kNodeColumns) + " FROM nodes WHERE id = ?", {node_id}));
   if (!row) return fail(codes::kNodeNotFound, "no node " + node_id);
-  return node_from_row(*row);
+  return node_from_row(*row, node_id);
 }
 
 Result<std::vector<NodeRecord>> ThreadRepository::nodes_of(Transaction& tx, const std::string& thread_id,
@@ -170,7 +176,20 @@ Result<std::vector<NodeRecord>> ThreadRepository::nodes_of(Transaction& tx, cons
   auto rows = KEEL_TRY(tx.query(
       "SELECT " + std::string(kNodeColumns) + " FROM nodes WHERE thread_id = ? AND seq > ? ORDER BY seq",
       {thread_id, after_seq}));
-  return nodes_from_rows(rows);
+  std::vector<NodeRecord> nodes = KEEL_TRY(nodes_from_rows(rows, thread_id));
+  // A thread's own nodes have the seqs 1 .. next_node_seq - 1, each once (append() is the only writer and
+  // nodes are never deleted). A gap or a short tail means a damaged index hid rows: not served as whole.
+  auto thread = KEEL_TRY(tx.query_one("SELECT next_node_seq FROM threads WHERE id = ?", {thread_id}));
+  const int64_t first = std::max<int64_t>(after_seq, 0) + 1;
+  const int64_t end = thread ? thread->integer(0) : first;  // one past the last seq
+  bool whole = static_cast<int64_t>(nodes.size()) == std::max<int64_t>(end - first, 0);
+  for (size_t i = 0; whole && i < nodes.size(); ++i) whole = nodes[i].seq == first + static_cast<int64_t>(i);
+  if (!whole) {
+    return fail(codes::kStoreCorrupt, "thread " + thread_id + " should have nodes up to seq " +
+                                          std::to_string(end - 1) + " but its listing does not match" +
+                                          std::string(kNodeRecovery));
+  }
+  return nodes;
 }
 
 Result<std::vector<NodeRecord>> ThreadRepository::path_to(Transaction& tx, const std::string& leaf_id) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/clock.h"
 #include "keel/error_codes.h"
 #include "keel/store.h"
 #include "testing/settings_rows.h"
@@ -188,6 +190,80 @@ TEST_F(SqliteBadInputTest, DamagedTablePageFailsReadsWithStoreCorrupt) {
   auto rows = (*tx)->query("SELECT key, value FROM settings");
   ASSERT_FALSE(rows);
   EXPECT_EQ(rows.error().code(), codes::kStoreCorrupt) << rows.error().to_string();
+}
+
+// Damages the settings table's root page (random bytes), leaving the header and sqlite_master readable.
+void damage_settings_page(const std::string& path) {
+  int64_t root = 0;
+  int64_t page_size = 0;
+  {
+    RawDb raw(path);
+    root = raw.integer("SELECT rootpage FROM sqlite_master WHERE name = 'settings'");
+    page_size = raw.integer("PRAGMA page_size");
+  }
+  ASSERT_GT(root, 1);
+  overwrite_bytes(path, static_cast<size_t>((root - 1) * page_size), random_bytes(static_cast<size_t>(page_size), 99));
+}
+
+// Steady time that jumps a second at every reading: any budget runs out at the first look.
+class JumpingClock final : public Clock {
+ public:
+  int64_t now_unix_ms() const override { return 0; }
+  std::chrono::steady_clock::time_point steady_now() const override {
+    return std::chrono::steady_clock::time_point(std::chrono::seconds(++readings_));
+  }
+
+ private:
+  mutable std::atomic<int64_t> readings_{0};
+};
+
+TEST_F(SqliteBadInputTest, QuickCheckRefusesADamagedStoreAtOpenAndSaysHowToRecover) {
+  make_store_with_rows(50);
+  damage_settings_page(path());
+  const std::string damaged = read_bytes(path());
+  auto store = open_sqlite_store(options());
+  ASSERT_FALSE(store) << "a damaged store opened";
+  EXPECT_EQ(store.error().code(), codes::kStoreCorrupt) << store.error().to_string();
+  EXPECT_NE(store.error().message().find("quick_check"), std::string::npos) << store.error().message();
+  EXPECT_NE(store.error().message().find(".recover"), std::string::npos) << store.error().message();
+  EXPECT_EQ(read_bytes(path()), damaged) << "refusing must not change the file";
+}
+
+TEST_F(SqliteBadInputTest, QuickCheckCanBeTurnedOff) {
+  make_store_with_rows(50);
+  damage_settings_page(path());
+  SqliteStoreOptions unchecked = options();
+  unchecked.quick_check_ms = 0;
+  auto store = open_sqlite_store(unchecked);
+  ASSERT_TRUE(store) << store.error().to_string();
+}
+
+TEST_F(SqliteBadInputTest, QuickCheckThatRunsOutOfTimeIsAbandonedAndTheStoreOpens) {
+  // Damage the check meets late (the last page), so that it is still running when its time is up.
+  make_store_with_rows(3000);
+  const auto size = static_cast<size_t>(fs::file_size(path()));
+  int64_t page_size = 0;
+  {
+    RawDb raw(path());
+    page_size = raw.integer("PRAGMA page_size");
+  }
+  overwrite_bytes(path(), size - static_cast<size_t>(page_size), random_bytes(static_cast<size_t>(page_size), 5));
+  auto checked = open_sqlite_store(options());
+  ASSERT_FALSE(checked) << "with time enough, the check finds the damage";
+  EXPECT_EQ(checked.error().code(), codes::kStoreCorrupt);
+  JumpingClock clock;
+  SqliteStoreOptions budgeted = options();
+  budgeted.quick_check_ms = 500;
+  budgeted.clock = &clock;
+  auto store = open_sqlite_store(budgeted);
+  ASSERT_TRUE(store) << store.error().to_string();
+}
+
+TEST_F(SqliteBadInputTest, QuickCheckPassesAnIntactStore) {
+  make_store_with_rows(50);
+  auto store = open_sqlite_store(options());
+  ASSERT_TRUE(store) << store.error().to_string();
+  EXPECT_EQ(count_settings(**store), 50);
 }
 
 TEST_F(SqliteBadInputTest, EmptyFileIsInitializedAsANewStore) {

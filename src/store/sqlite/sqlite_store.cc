@@ -29,6 +29,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "keel/clock.h"
 #include "keel/error_codes.h"
 #include "keel/store.h"
 #include "store/schema.h"
@@ -58,6 +59,21 @@ const char* synchronous_pragma(Synchronous mode) {
 }
 
 class SqliteStore;
+
+// A migration's program runs its statements on the writer connection, inside the migration's transaction.
+class ConnectionSql final : public MigrationSql {
+ public:
+  explicit ConnectionSql(Connection& connection) : connection_(connection) {}
+  Result<std::vector<SqlRow>> query(std::string_view sql, std::span<const SqlValue> params) override {
+    return connection_.query(sql, params, false);
+  }
+  Result<int64_t> execute(std::string_view sql, std::span<const SqlValue> params) override {
+    return connection_.execute(sql, params, false);
+  }
+
+ private:
+  Connection& connection_;
+};
 
 class WriteTx final : public Transaction {
  public:
@@ -140,6 +156,7 @@ class SqliteStore final : public Store {
                       ", written by a newer keel; this build understands versions up to " +
                       std::to_string(current_schema_version()) + ". Upgrade keel to open it.");
     }
+    if (!fresh) KEEL_TRY(quick_check());
     auto mode = KEEL_TRY(switch_to_wal()).as_text();
     if (mode != "wal") return fail(codes::kStoreOpen, "could not switch " + options_.path + " to WAL mode");
     KEEL_TRY(writer_->exec(synchronous_pragma(options_.synchronous)));
@@ -193,6 +210,50 @@ class SqliteStore final : public Store {
     }
   }
 
+  // PRAGMA quick_check: every page, b-tree and record format, without cross-checking indexes against
+  // tables (integrity_check's costly part). Bounded by options_.quick_check_ms through SQLite's progress
+  // handler; a check that runs out of time is abandoned, and the node digests remain the guard.
+  Result<void> quick_check() {
+    if (options_.quick_check_ms <= 0) return {};
+    const SystemClock system_clock;
+    const Clock& clock = options_.clock != nullptr ? *options_.clock : system_clock;
+    struct Budget {
+      const Clock* clock;
+      std::chrono::steady_clock::time_point deadline;
+      bool expired = false;
+    } budget{&clock, clock.steady_now() + std::chrono::milliseconds(options_.quick_check_ms)};
+    sqlite3_progress_handler(
+        writer_->handle(), 100,
+        [](void* context) -> int {
+          auto* b = static_cast<Budget*>(context);
+          b->expired = b->expired || b->clock->steady_now() >= b->deadline;
+          return b->expired ? 1 : 0;
+        },
+        &budget);
+    // At most 20 findings: enough to say what is wrong, bounded however damaged the file is.
+    auto rows = writer_->query("PRAGMA quick_check(20)", {}, false);
+    sqlite3_progress_handler(writer_->handle(), 0, nullptr, nullptr);
+    if (budget.expired) return {};
+    const std::string recovery =
+        ". keel changed nothing in it. Stop keel, keep a copy of the file (with its -wal and -shm files), then "
+        "restore a backup, or salvage what is intact with `sqlite3 " + options_.path +
+        " .recover | sqlite3 recovered.db` and point store.path at the result (docs/store.md, \"Damage\"); "
+        "store.quick_check_ms = 0 skips this check";
+    if (!rows) {
+      return fail(codes::kStoreCorrupt, options_.path + " failed its integrity check (PRAGMA quick_check): " +
+                                            rows.error().message() + recovery);
+    }
+    if (rows->size() == 1 && rows->front().size() == 1 && rows->front().text(0) == "ok") return {};
+    std::string findings;
+    for (const SqlRow& row : *rows) {
+      if (row.size() == 0) continue;
+      if (!findings.empty()) findings += "; ";
+      findings += row.text(0);
+    }
+    return fail(codes::kStoreCorrupt,
+                options_.path + " is damaged (PRAGMA quick_check: " + findings + ")" + recovery);
+  }
+
   Result<void> migrate(int64_t from_version) {
     for (const Migration& migration : schema_migrations()) {
       if (migration.version <= from_version) continue;
@@ -203,6 +264,10 @@ class SqliteStore final : public Store {
         const int64_t now = KEEL_TRY(writer_->scalar("PRAGMA user_version")).as_int();
         if (now >= migration.version) return writer_->exec("ROLLBACK");
         for (std::string_view statement : migration.statements) KEEL_TRY(writer_->exec(statement));
+        if (migration.program != nullptr) {
+          ConnectionSql sql(*writer_);
+          KEEL_TRY(migration.program(sql));
+        }
         KEEL_TRY(writer_->exec("PRAGMA application_id=" + std::to_string(kKeelApplicationId)));
         KEEL_TRY(writer_->exec("PRAGMA user_version=" + std::to_string(migration.version)));
         return writer_->exec("COMMIT");

@@ -1,6 +1,8 @@
 // tools/builtin/workspace_read_tools.cc — list_files, read_file, search_files.
 #include "tools/builtin/workspace_read_tools.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -10,8 +12,6 @@
 #include <system_error>
 #include <utility>
 #include <vector>
-
-#include <re2/re2.h>
 
 #include "keel/error_codes.h"
 #include "tools/builtin/tool_support.h"
@@ -25,56 +25,18 @@ namespace {
 
 std::string shown_path(std::string_view path) { return "\"" + valid_utf8(path) + "\""; }
 
-std::string_view type_name(fs::file_type type) {
+std::string_view type_name(WorkspaceEntry::Type type) {
   switch (type) {
-    case fs::file_type::regular:
+    case WorkspaceEntry::Type::kFile:
       return "file";
-    case fs::file_type::directory:
+    case WorkspaceEntry::Type::kFolder:
       return "dir";
-    case fs::file_type::symlink:
+    case WorkspaceEntry::Type::kSymlink:
       return "symlink";
-    default:
-      return "other";
+    case WorkspaceEntry::Type::kOther:
+      break;
   }
-}
-
-struct WalkEntry {
-  fs::path absolute;
-  std::string relative;
-  fs::file_type type = fs::file_type::unknown;  // of the entry itself: symlinks are not followed
-};
-
-// Visits the entries of `folder` sorted by name, depth-first into subfolders when `recursive`, never
-// through a symlink. `visit` returns false to stop the walk. Checks `cancel` before every entry. A
-// subfolder that cannot be read is skipped; the starting folder that cannot be read is an error.
-// Returns false when `visit` stopped the walk.
-Result<bool> walk(const Workspace& workspace, const fs::path& folder, bool recursive,
-                  const CancellationToken& cancel, const std::function<bool(const WalkEntry&)>& visit,
-                  bool top = true) {
-  std::error_code ec;
-  fs::directory_iterator it(folder, ec);
-  if (ec) {
-    if (!top) return true;
-    return fail(codes::kWorkspaceIo,
-                "cannot list " + shown_path(workspace.relative(folder)) + ": " + ec.message());
-  }
-  std::vector<fs::directory_entry> entries;
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    entries.push_back(*it);
-  }
-  std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
-    return a.path().filename() < b.path().filename();
-  });
-  for (const fs::directory_entry& entry : entries) {
-    if (cancel.is_cancelled()) return fail(cancelled_error(cancel));
-    WalkEntry walked{entry.path(), workspace.relative(entry.path()), entry.symlink_status(ec).type()};
-    if (!visit(walked)) return false;
-    if (recursive && walked.type == fs::file_type::directory) {
-      if (!KEEL_TRY(walk(workspace, walked.absolute, true, cancel, visit, false))) return false;
-    }
-  }
-  return true;
+  return "other";
 }
 
 // The lines of `text` without their '\n' terminators; a final line without one still counts.
@@ -211,18 +173,6 @@ ToolSpec search_files_spec() {
   return spec;
 }
 
-// The entry a path argument names, for tools that accept a file or a folder.
-Result<fs::file_type> existing_type(const WorkspacePath& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path.absolute, ec);
-  if (status.type() == fs::file_type::not_found) {
-    return fail(codes::kWorkspaceNotFound, shown_path(path.relative) + " does not exist");
-  }
-  if (ec)
-    return fail(codes::kWorkspaceIo, "cannot inspect " + shown_path(path.relative) + ": " + ec.message());
-  return status.type();
-}
-
 }  // namespace
 
 // --- list_files ---
@@ -235,11 +185,11 @@ Result<ToolResult> ListFilesTool::run(const ToolCallContext& context, const nloh
   const bool recursive = params.value("recursive", false);
   const auto max_entries = static_cast<size_t>(params.value("maxEntries", kDefaultMaxEntries));
 
-  std::vector<WalkEntry> entries;
+  std::vector<WorkspaceEntry> entries;
   bool truncated = false;
-  const fs::file_type type = KEEL_TRY(existing_type(path));
-  if (type == fs::file_type::directory) {
-    KEEL_TRY(walk(workspace(), path.absolute, recursive, context.cancel, [&](const WalkEntry& entry) {
+  WorkspaceEntry named = KEEL_TRY(workspace().inspect(path));
+  if (named.type == WorkspaceEntry::Type::kFolder) {
+    KEEL_TRY(workspace().walk(path, recursive, context.cancel, [&](const WorkspaceEntry& entry) {
       if (entries.size() == max_entries) {
         truncated = true;
         return false;
@@ -248,23 +198,19 @@ Result<ToolResult> ListFilesTool::run(const ToolCallContext& context, const nloh
       return true;
     }));
   } else {
-    entries.push_back(WalkEntry{path.absolute, path.relative, type});
+    entries.push_back(std::move(named));
   }
 
   std::string text;
   nlohmann::json listed = nlohmann::json::array();
-  for (const WalkEntry& entry : entries) {
+  for (const WorkspaceEntry& entry : entries) {
     const std::string name = valid_utf8(entry.relative);
     text += name;
-    if (entry.type == fs::file_type::directory) text += "/";
-    if (entry.type == fs::file_type::symlink) text += "@";
+    if (entry.type == WorkspaceEntry::Type::kFolder) text += "/";
+    if (entry.type == WorkspaceEntry::Type::kSymlink) text += "@";
     text += "\n";
     nlohmann::json item = {{"path", name}, {"type", type_name(entry.type)}};
-    if (entry.type == fs::file_type::regular) {
-      std::error_code ec;
-      const uintmax_t size = fs::file_size(entry.absolute, ec);
-      if (!ec) item["size"] = size;
-    }
+    if (entry.type == WorkspaceEntry::Type::kFile) item["size"] = entry.size;
     listed.push_back(std::move(item));
   }
   if (entries.empty()) text = shown_path(path.relative) + " is empty.\n";
@@ -382,13 +328,13 @@ Result<ToolResult> SearchFilesTool::run(const ToolCallContext& context, const nl
     return true;
   };
 
-  const fs::file_type type = KEEL_TRY(existing_type(path));
-  if (type == fs::file_type::directory) {
-    KEEL_TRY(
-        walk(workspace(), path.absolute, /*recursive=*/true, context.cancel, [&](const WalkEntry& entry) {
-          if (entry.type != fs::file_type::regular) return true;
-          return search_file(WorkspacePath{entry.absolute, entry.relative});
-        }));
+  const WorkspaceEntry named = KEEL_TRY(workspace().inspect(path));
+  if (named.type == WorkspaceEntry::Type::kFolder) {
+    KEEL_TRY(workspace().walk(path, /*recursive=*/true, context.cancel, [&](const WorkspaceEntry& entry) {
+      if (entry.type != WorkspaceEntry::Type::kFile) return true;
+      // Opened again from the root, beneath it and without following symlinks, like any path.
+      return search_file(WorkspacePath{workspace().root() / entry.relative, entry.relative});
+    }));
   } else {
     search_file(path);
   }

@@ -2,10 +2,8 @@
 #include "tools/builtin/workspace_write_tools.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -15,8 +13,6 @@
 #include "tools/tool_errors.h"
 
 namespace keel::builtin {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -108,17 +104,15 @@ Result<ToolResult> WriteFileTool::run(const ToolCallContext& context, const nloh
   const WorkspacePath path = KEEL_TRY(resolve_path_argument(params));
   const std::string& content = params.at("content").get_ref<const std::string&>();
 
-  std::error_code ec;
-  const bool existed = fs::is_regular_file(path.absolute, ec);
-  const uintmax_t previous_bytes = existed ? fs::file_size(path.absolute, ec) : 0;
-  KEEL_TRY(workspace().write_atomically(path, content));
+  const WorkspaceWrite written = KEEL_TRY(workspace().write_atomically(path, content));
+  const bool existed = written.replaced;
 
   const std::string name = valid_utf8(path.relative);
   std::string text = "Wrote " + std::to_string(content.size()) + " bytes (" +
                      std::to_string(count_lines(content)) + " lines) to " + shown_path(name) +
                      (existed ? " (replaced the previous content)." : " (new file).");
   nlohmann::json details = {{"path", name}, {"bytesWritten", content.size()}, {"created", !existed}};
-  if (existed && !ec) details["previousBytes"] = previous_bytes;
+  if (existed) details["previousBytes"] = written.previous_bytes;
   return text_result(std::move(text), std::move(details));
 }
 

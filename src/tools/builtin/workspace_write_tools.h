@@ -1,9 +1,10 @@
 // tools/builtin/workspace_write_tools.h — the workspace file tools that change files: write_file and
 // edit_file (effects write, so never-retry by default: after a crash the user decides).
 //
-// Both are confined to their Workspace (see workspace.h), resolve their target for writing (the parent
-// folder's canonical path must be inside the root) and replace files atomically (temporary file + rename),
-// so a file is never left half-written. They run synchronously.
+// Both are confined to their Workspace (see workspace.h): their target is resolved for writing and reached
+// through descriptors beneath the root, never through a symlink, and files are replaced atomically
+// (temporary file + rename in the same folder), so a file is never left half-written and a hard link's
+// other names are never written through. They run synchronously.
 #pragma once
 
 #include <memory>
