@@ -195,18 +195,18 @@ TEST(SqliteDamageTest, StoresWithRandomBitFlipsNeverServeChangedNodes) {
             << outcomes[Outcome::kServedChanged] << " served changed data\n";
 }
 
-// A store written before schema 4 has nodes without digests: the migration seals every one, and they
+// A store written before schema 5 has nodes without digests: the migration seals every one, and they
 // read back verified.
-TEST(NodeDigestMigrationTest, NodesOfASchema3StoreGetDigestsThatTheirReadsVerify) {
+TEST(NodeDigestMigrationTest, NodesOfASchema4StoreGetDigestsThatTheirReadsVerify) {
   testing::TempDir dir;
   const std::string path = dir.file("old.db");
   std::mt19937_64 rng(7);
   const auto written = write_store(path, rng);
   ASSERT_EQ(written.size(), 45u);
-  {  // Back to schema 3's layout: nodes without the digest column.
+  {  // Back to schema 4's layout: nodes without the digest column.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE nodes DROP COLUMN digest; PRAGMA user_version = 3", nullptr,
+    ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE nodes DROP COLUMN digest; PRAGMA user_version = 4", nullptr,
                            nullptr, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);
@@ -215,7 +215,7 @@ TEST(NodeDigestMigrationTest, NodesOfASchema3StoreGetDigestsThatTheirReadsVerify
   std::string detail;
   EXPECT_EQ(read_everything(path, written, detail), Outcome::kServedIntact) << detail;
   auto store = open_sqlite_store(SqliteStoreOptions{.path = path, .synchronous = Synchronous::kOff}).value();
-  EXPECT_EQ(store->schema_version(), 4);
+  EXPECT_EQ(store->schema_version(), 5);
   auto tx = store->begin(TxMode::kRead).value();
   auto missing = tx->query_one("SELECT count(*) FROM nodes WHERE digest IS NULL OR length(digest) != 64");
   ASSERT_TRUE(missing && *missing);
