@@ -1,14 +1,19 @@
 #include "cli/logging.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_errors.h"
+#include "util/private_file.h"
 #include "util/terminal_text.h"
 
 namespace keel::cli {
@@ -78,6 +83,15 @@ Result<std::shared_ptr<spdlog::logger>> make_logger(const LogOptions& options) {
   if (options.file.empty()) {
     sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   } else {
+    // A log quotes clients and tools: a file keel creates is the owner's alone (0600 whatever the umask),
+    // made before spdlog opens it for appending. An existing file (or the one a symlink names) keeps its
+    // mode.
+    UniqueFd created(
+        ::open(options.file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (created.valid() && ::fchmod(created.get(), 0600) != 0) {
+      return fail(codes::kLogOpenFailed, "cannot make the log file " + options.file + " private: " +
+                                             std::strerror(errno));
+    }
     try {
       sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file, /*truncate=*/false);
     } catch (const spdlog::spdlog_ex& error) {

@@ -1,6 +1,7 @@
 #include "cli/logging.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -50,6 +51,28 @@ TEST(LoggingTest, JsonLogLinesCarryTheMessageMadeSafe) {
   EXPECT_EQ(log.find("\xe2\x80\xae"), std::string::npos) << log;
   const auto line = nlohmann::json::parse(log);
   EXPECT_EQ(line["msg"], "turn.submit from ^[]0;pwned^G^[[2J^JINFO approval: accepted <U+202E> refused");
+}
+
+}  // namespace
+}  // namespace keel::cli
+
+namespace keel::cli {
+namespace {
+
+// A log file keel creates is its owner's alone whatever the umask: it quotes clients, tools and errors.
+TEST(LoggingTest, ALogFileKeelCreatesIsPrivateUnderUmask022) {
+  testing::TempDir dir;
+  const std::string path = dir.file("keel.log");
+  const mode_t previous = ::umask(022);
+  auto logger =
+      make_logger({.level = config::LogLevel::kInfo, .format = config::LogFormat::kText, .file = path});
+  ::umask(previous);
+  ASSERT_TRUE(logger) << logger.error().to_string();
+  (*logger)->info("started");
+  (*logger)->flush();
+  struct stat st{};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 }  // namespace
