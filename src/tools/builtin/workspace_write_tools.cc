@@ -126,8 +126,9 @@ CallPreview WriteFileTool::preview(const nlohmann::json& params, const ToolTarge
   CallPreview preview;
   preview.target = valid_utf8(path->absolute.string());
   preview.bytes_after = static_cast<int64_t>(text.size());
-  std::error_code ec;
-  if (!fs::exists(path->absolute, ec)) {
+  // Looked at beneath the workspace root like every other access (no symlink followed).
+  const Result<WorkspaceEntry> existing = workspace().inspect(*path);
+  if (!existing && existing.error().code() == codes::kWorkspaceNotFound) {
     preview.action = "create file";
     preview.change_format = "excerpt";
     preview.change = excerpt_lines(text, "+");
@@ -142,8 +143,9 @@ CallPreview WriteFileTool::preview(const nlohmann::json& params, const ToolTarge
     if (preview.change.empty()) preview.change = "(the content does not change)\n";
   } else {
     // Not a text file keel can read (binary, too large): the new content is shown whole-or-bounded.
-    const uintmax_t size = fs::file_size(path->absolute, ec);
-    if (!ec) preview.bytes_before = static_cast<int64_t>(size);
+    if (existing && existing->type == WorkspaceEntry::Type::kFile) {
+      preview.bytes_before = static_cast<int64_t>(existing->size);
+    }
     preview.change_format = "excerpt";
     preview.change = "(the current content cannot be shown: " + before.error().message() + ")\n" +
                      excerpt_lines(text, "+");
