@@ -1,26 +1,20 @@
 #include "cli/logging.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
+#include "testing/file_modes.h"
 #include "testing/temp_dir.h"
 
 namespace keel::cli {
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_all;
+
 
 // A client's id or an error message that quotes outside text must not reach a terminal reading the log as
 // control sequences, nor start a log line of its own.
@@ -53,26 +47,18 @@ TEST(LoggingTest, JsonLogLinesCarryTheMessageMadeSafe) {
   EXPECT_EQ(line["msg"], "turn.submit from ^[]0;pwned^G^[[2J^JINFO approval: accepted <U+202E> refused");
 }
 
-}  // namespace
-}  // namespace keel::cli
-
-namespace keel::cli {
-namespace {
-
 // A log file keel creates is its owner's alone whatever the umask: it quotes clients, tools and errors.
 TEST(LoggingTest, ALogFileKeelCreatesIsPrivateUnderUmask022) {
   testing::TempDir dir;
   const std::string path = dir.file("keel.log");
-  const mode_t previous = ::umask(022);
-  auto logger =
-      make_logger({.level = config::LogLevel::kInfo, .format = config::LogFormat::kText, .file = path});
-  ::umask(previous);
+  Result<std::shared_ptr<spdlog::logger>> logger = [&] {
+    const testing::UmaskScope umask(022);
+    return make_logger({.level = config::LogLevel::kInfo, .format = config::LogFormat::kText, .file = path});
+  }();
   ASSERT_TRUE(logger) << logger.error().to_string();
   (*logger)->info("started");
   (*logger)->flush();
-  struct stat st{};
-  ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(testing::mode_of(path), 0600u);
 }
 
 }  // namespace

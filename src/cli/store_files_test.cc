@@ -11,33 +11,19 @@
 
 #include "cli/engine_host.h"
 #include "keel/error_codes.h"
+#include "testing/file_modes.h"
 #include "testing/temp_dir.h"
 
 namespace keel::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::mode_of;
 
-mode_t mode_of(const fs::path& path) {
-  struct stat st {};
-  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
 
-// Sets the umask for one test and puts the old one back.
-class Umask {
- public:
-  explicit Umask(mode_t mask) : old_(::umask(mask)) {}
-  ~Umask() { ::umask(old_); }
-  Umask(const Umask&) = delete;
-  Umask& operator=(const Umask&) = delete;
-
- private:
-  mode_t old_;
-};
 
 TEST(StoreFilesTest, ANewStoreItsDirectoriesWalAndShmArePrivateUnderUmask022) {
-  const Umask umask(022);
+  const testing::UmaskScope umask(022);
   testing::TempDir dir;
   config::Config config;
   config.data_dir = dir.path() / "share" / "keel";

@@ -6,44 +6,25 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "testing/file_modes.h"
 #include "testing/temp_dir.h"
 
 namespace keel {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::mode_of;
+using testing::read_all;
 
 constexpr PrivateFileCodes kCodes{.io = "test.io", .unsafe = "test.unsafe", .permissions = "test.permissions"};
 
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
-mode_t mode_of(const fs::path& path) {
-  struct stat st {};
-  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
 
-class Umask {
- public:
-  explicit Umask(mode_t mask) : old_(::umask(mask)) {}
-  ~Umask() { ::umask(old_); }
-  Umask(const Umask&) = delete;
-  Umask& operator=(const Umask&) = delete;
-
- private:
-  mode_t old_;
-};
 
 TEST(PrivateFileTest, MissingDirectoriesAreCreated0700AndExistingOnesLeftAlone) {
-  const Umask umask(0);  // the widest: mkdir would give 0700 only because it is asked for
+  const testing::UmaskScope umask(0);  // the widest: mkdir would give 0700 only because it is asked for
   testing::TempDir dir;
   ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
   ASSERT_TRUE(create_private_directories(dir.path() / "a" / "b", "test.io"));
@@ -54,7 +35,7 @@ TEST(PrivateFileTest, MissingDirectoriesAreCreated0700AndExistingOnesLeftAlone) 
 }
 
 TEST(PrivateFileTest, AWrittenFileIsWhole0600AndLeavesNoTemporary) {
-  const Umask umask(0);
+  const testing::UmaskScope umask(0);
   testing::TempDir dir;
   const fs::path path = dir.path() / "token";
   ASSERT_TRUE(write_private_file(path, "secret\n", "the token file", kCodes));

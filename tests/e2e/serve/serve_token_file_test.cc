@@ -6,28 +6,19 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "serve_fixture.h"
+#include "testing/file_modes.h"
 
 namespace keel::e2e {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::mode_of;
+using testing::read_all;
 
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
-mode_t mode_of(const fs::path& path) {
-  struct stat st {};
-  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
 
 class ServeTokenFileTest : public ServeFixture {
  protected:
@@ -82,9 +73,10 @@ TEST_F(ServeTokenFileTest, ASymlinkAtTheOldFixedTemporaryNameIsNotFollowed) {
 
 TEST_F(ServeTokenFileTest, ATokenFileKeelCreatesHasMode0600UnderAnyUmask) {
   const fs::path token = dir_.path() / "fresh-token";
-  const mode_t old = ::umask(0);  // the child inherits it: the widest umask
-  serve_once(token, 0);
-  ::umask(old);
+  {
+    const testing::UmaskScope umask(0);  // the child inherits it: the widest umask
+    serve_once(token, 0);
+  }
   EXPECT_EQ(mode_of(token), 0600u);
 }
 
