@@ -70,6 +70,9 @@ void ThreadScheduler::run() {
     running_id_ = entry.id;
     lock.unlock();
     entry.callback();
+    // Destroyed before the lock is taken again: the callback may hold the last reference to the owner of
+    // its own handle, whose destructor then cancels (and so locks).
+    entry.callback = nullptr;
     lock.lock();
     running_id_ = 0;
     cv_.notify_all();

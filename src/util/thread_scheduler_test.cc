@@ -76,5 +76,32 @@ TEST(ThreadSchedulerTest, ATaskMayDropItsOwnHandleFromItsCallback) {
   EXPECT_EQ(self, nullptr);
 }
 
+// A retrying model exchange is kept alive by its own retry callback and owns that callback's handle: when
+// the callback was the last owner, the handle goes with the callback, on the scheduler's thread, after the
+// callback returned. The scheduler must not hold its lock then.
+TEST(ThreadSchedulerTest, ACallbackMayOwnItsOwnHandleAndBeItsLastOwner) {
+  ThreadScheduler scheduler;
+  struct Owner {
+    std::unique_ptr<ScheduledTask> handle;
+    std::promise<void> destroyed;
+    ~Owner() {
+      handle.reset();
+      destroyed.set_value();
+    }
+  };
+  auto owner = std::make_shared<Owner>();
+  std::future<void> destroyed = owner->destroyed.get_future();
+  std::promise<void> armed;
+  std::shared_future<void> armed_future = armed.get_future().share();
+  owner->handle = scheduler.schedule_after(0ms, [owner, armed_future] { armed_future.wait(); });
+  owner.reset();  // the callback now holds the only reference
+  armed.set_value();
+  destroyed.wait();
+  // The scheduler still runs tasks afterwards.
+  std::promise<void> ran;
+  auto next = scheduler.schedule_after(0ms, [&] { ran.set_value(); });
+  ran.get_future().wait();
+}
+
 }  // namespace
 }  // namespace keel
