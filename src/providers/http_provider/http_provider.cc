@@ -1,8 +1,10 @@
 // providers/http_provider/http_provider.cc — see http_provider.h.
 #include "providers/http_provider/http_provider.h"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "keel/error_codes.h"
 #include "providers/provider_errors.h"
@@ -37,12 +39,35 @@ std::string HttpProvider::endpoint(WireFormat format, const std::string& base_ur
   return base;
 }
 
+// What the provider and its exchanges share: the settings an exchange reads until its end, which may come
+// after the provider is gone, and the exchanges still running, which the provider's destructor stops.
+struct HttpProvider::Shared {
+  Shared(HttpProviderOptions options_in, HttpClient& client_in, Scheduler& scheduler_in, const Clock& clock,
+         RetryPolicy::Random random)
+      : options(std::move(options_in)),
+        codec(make_wire_codec(options.format, options.codec)),
+        client(client_in),
+        scheduler(scheduler_in),
+        retry(options.retry, &clock, std::move(random)) {}
+
+  const HttpProviderOptions options;
+  const std::unique_ptr<WireCodec> codec;
+  HttpClient& client;
+  Scheduler& scheduler;
+  RetryPolicy retry;
+
+  std::mutex mu;
+  bool stopped = false;                         // guarded by mu: the provider is being destroyed
+  std::vector<std::weak_ptr<Exchange>> running;  // guarded by mu; expired entries are dropped as it grows
+  size_t running_after_prune = 8;                // guarded by mu: running's size after the last pruning
+};
+
 // One stream(): its attempts, from the encoded body to exactly one on_done.
 class HttpProvider::Exchange final : public HttpStreamHandler, public std::enable_shared_from_this<Exchange> {
  public:
-  Exchange(HttpProvider& provider, std::string body, CancellationToken cancel,
+  Exchange(std::shared_ptr<Shared> shared, std::string body, CancellationToken cancel,
            std::shared_ptr<ProviderSink> sink)
-      : provider_(provider), body_(std::move(body)), cancel_(std::move(cancel)), sink_(std::move(sink)) {}
+      : provider_(std::move(shared)), body_(std::move(body)), cancel_(std::move(cancel)), sink_(std::move(sink)) {}
 
   void begin() {
     std::weak_ptr<Exchange> weak = weak_from_this();
@@ -54,6 +79,15 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     start_attempt();
   }
 
+  // The provider is being destroyed: no further attempt starts, and what is in progress is cancelled.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      stopped_ = true;
+    }
+    cancelled();
+  }
+
   void on_response_head(int status, const std::vector<HttpHeader>& headers) override {
     std::lock_guard<std::mutex> guard(mu_);
     status_ = status;
@@ -62,12 +96,12 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     if (!is_success(status)) return;
     const std::string type = lower(find_header(headers, "content-type").value_or(""));
     if (type.find("text/event-stream") == std::string::npos) {
-      fail_attempt(Error(codes::kProviderNotSse, provider_.options_.name + " answered " + std::to_string(status) +
+      fail_attempt(Error(codes::kProviderNotSse, provider_->options.name + " answered " + std::to_string(status) +
                                                      " with content type '" + type.substr(0, 80) +
                                                      "', not an event stream"));
       return;
     }
-    stream_.emplace(provider_.codec_->new_decoder());
+    stream_.emplace(provider_->codec->new_decoder());
   }
 
   void on_body(std::string_view chunk) override {
@@ -96,8 +130,8 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     std::vector<ProviderEvent> events;
     {
       std::lock_guard<std::mutex> guard(mu_);
-      if (cancel_.is_cancelled()) {
-        failure = Error(codes::kCancelled, "the request to " + provider_.options_.name + " was cancelled");
+      if (cancel_.is_cancelled() || stopped_) {
+        failure = cancelled_error();
       } else if (attempt_error_) {
         failure = *attempt_error_;
         overloaded = failure->code() == codes::kProviderOverloaded;
@@ -106,19 +140,19 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
         transport_retryable = result.error().retryable();
       } else if (!is_success(status_)) {
         http_status = status_;
-        failure = decode_http_error(provider_.options_.format, status_, error_body_, retry_after_);
+        failure = decode_http_error(provider_->options.format, status_, error_body_, retry_after_);
         overloaded = failure->code() == codes::kProviderOverloaded;
       } else if (stream_) {
         if (auto finished = stream_->finish(events); !finished) failure = finished.error();
         output_streamed_ = output_streamed_ || !events.empty();
       } else {
-        failure = Error(codes::kProviderProtocolError, provider_.options_.name + " sent no response");
+        failure = Error(codes::kProviderProtocolError, provider_->options.name + " sent no response");
       }
     }
     for (ProviderEvent& event : events) sink_->on_event(std::move(event));
     if (!failure) return done({});
     if (failure->code() != codes::kCancelled) {
-      const RetryDecision decision = provider_.retry_.decide(FailedAttempt{.attempt = attempt_,
+      const RetryDecision decision = provider_->retry.decide(FailedAttempt{.attempt = attempt_,
                                                                            .output_streamed = output_streamed_,
                                                                            .http_status = http_status,
                                                                            .retry_after = retry_after_,
@@ -139,28 +173,32 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
   }
 
   void start_attempt() {
+    bool stopping = false;
     HttpRequest request;
-    request.url = endpoint(provider_.options_.format, provider_.options_.base_url);
+    request.url = endpoint(provider_->options.format, provider_->options.base_url);
     request.body = body_;
-    request.connect_timeout = provider_.options_.connect_timeout;
-    request.idle_timeout = provider_.options_.idle_timeout;
+    request.connect_timeout = provider_->options.connect_timeout;
+    request.idle_timeout = provider_->options.idle_timeout;
     request.headers = {{"content-type", "application/json"}, {"accept", "text/event-stream"}};
-    if (provider_.options_.api_key) {
-      auto key = provider_.options_.api_key();
+    if (provider_->options.api_key) {
+      auto key = provider_->options.api_key();
       if (!key) return done(fail(key.error()));
-      if (provider_.options_.format == WireFormat::kAnthropicMessages) {
+      if (provider_->options.format == WireFormat::kAnthropicMessages) {
         request.headers.push_back({"x-api-key", std::move(*key)});
       } else {
         request.headers.push_back({"authorization", "Bearer " + std::move(*key)});
       }
     }
-    if (provider_.options_.format == WireFormat::kAnthropicMessages) {
+    if (provider_->options.format == WireFormat::kAnthropicMessages) {
       request.headers.push_back({"anthropic-version", "2023-06-01"});
     }
-    for (const HttpHeader& header : provider_.options_.extra_headers) request.headers.push_back(header);
+    for (const HttpHeader& header : provider_->options.extra_headers) request.headers.push_back(header);
     auto attempt_cancel = std::make_shared<CancellationSource>();
     {
       std::lock_guard<std::mutex> guard(mu_);
+      // Checked where the attempt's source is published: stop() either sees this source and cancels it,
+      // or this sees stopped_.
+      if (stopped_) stopping = true;
       ++attempt_;
       status_ = 0;
       error_body_.clear();
@@ -171,15 +209,22 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
       output_streamed_ = false;
       attempt_cancel_ = attempt_cancel;
     }
+    if (stopping) return done(fail(cancelled_error()));
     if (cancel_.is_cancelled()) attempt_cancel->cancel("cancelled");
-    provider_.client_.start(std::move(request), attempt_cancel->token(), shared_from_this());
+    provider_->client.start(std::move(request), attempt_cancel->token(), shared_from_this());
   }
 
   void schedule_retry(std::chrono::milliseconds delay) {
     auto self = shared_from_this();
-    std::lock_guard<std::mutex> guard(mu_);
-    if (finished_) return;
-    retry_task_ = provider_.scheduler_.schedule_after(delay, [self] { self->start_attempt(); });
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (finished_) return;
+      if (!stopped_) {
+        retry_task_ = provider_->scheduler.schedule_after(delay, [self] { self->start_attempt(); });
+        return;
+      }
+    }
+    done(fail(cancelled_error()));
   }
 
   void cancelled() {
@@ -191,11 +236,16 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
       attempt = attempt_cancel_;
     }
     if (attempt) attempt->cancel("cancelled");
-    // A retry that was waiting: no transfer will complete, so the exchange ends here.
+    // A retry that was waiting: no transfer will complete, so the exchange ends here. (Destroying the task
+    // waits for a retry that is starting at this moment; that attempt then sees the cancelled source.)
     if (pending_retry) {
       pending_retry.reset();
-      done(fail(codes::kCancelled, "the request to " + provider_.options_.name + " was cancelled"));
+      done(fail(cancelled_error()));
     }
+  }
+
+  Error cancelled_error() const {
+    return Error(codes::kCancelled, "the request to " + provider_->options.name + " was cancelled");
   }
 
   void done(Result<void> result) {
@@ -208,7 +258,7 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     sink_.reset();
   }
 
-  HttpProvider& provider_;
+  const std::shared_ptr<Shared> provider_;
   const std::string body_;
   CancellationToken cancel_;
   std::shared_ptr<ProviderSink> sink_;
@@ -224,22 +274,51 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
   std::optional<WireStream> stream_;
   bool output_streamed_ = false;
   bool finished_ = false;
+  bool stopped_ = false;  // the provider is being destroyed
   std::shared_ptr<CancellationSource> attempt_cancel_;
   std::unique_ptr<ScheduledTask> retry_task_;
 };
 
 HttpProvider::HttpProvider(HttpProviderOptions options, HttpClient& client, Scheduler& scheduler,
                            const Clock& clock, RetryPolicy::Random random)
-    : options_(std::move(options)),
-      codec_(make_wire_codec(options_.format, options_.codec)),
-      client_(client),
-      scheduler_(scheduler),
-      retry_(options_.retry, &clock, std::move(random)) {}
+    : shared_(std::make_shared<Shared>(std::move(options), client, scheduler, clock, std::move(random))) {}
+
+HttpProvider::~HttpProvider() {
+  std::vector<std::weak_ptr<Exchange>> running;
+  {
+    std::lock_guard<std::mutex> guard(shared_->mu);
+    shared_->stopped = true;
+    running.swap(shared_->running);
+  }
+  for (const std::weak_ptr<Exchange>& weak : running) {
+    if (std::shared_ptr<Exchange> exchange = weak.lock()) exchange->stop();
+  }
+}
+
+std::string HttpProvider::name() const { return shared_->options.name; }
 
 void HttpProvider::stream(ProviderRequest request, CancellationToken cancel, std::shared_ptr<ProviderSink> sink) {
-  auto body = codec_->encode(request, options_.capabilities);
+  auto body = shared_->codec->encode(request, shared_->options.capabilities);
   if (!body) return sink->on_done(fail(body.error()));
-  auto exchange = std::make_shared<Exchange>(*this, body->dump(), std::move(cancel), std::move(sink));
+  auto exchange = std::make_shared<Exchange>(shared_, body->dump(), std::move(cancel), sink);
+  {
+    std::lock_guard<std::mutex> guard(shared_->mu);
+    // A call racing the destructor is the caller's bug (the provider must outlive its calls), but it still
+    // ends cleanly instead of starting a transfer nobody will stop.
+    if (shared_->stopped) {
+      exchange.reset();
+    } else {
+      // Ended exchanges are dropped whenever the list has doubled, so it stays about as long as what runs.
+      if (shared_->running.size() >= 2 * shared_->running_after_prune) {
+        std::erase_if(shared_->running, [](const std::weak_ptr<Exchange>& weak) { return weak.expired(); });
+        shared_->running_after_prune = std::max<size_t>(shared_->running.size(), 8);
+      }
+      shared_->running.push_back(exchange);
+    }
+  }
+  if (!exchange) {
+    return sink->on_done(fail(codes::kCancelled, "the request to " + shared_->options.name + " was cancelled"));
+  }
   exchange->begin();
 }
 

@@ -19,6 +19,13 @@
 //
 // Thread-safe: stream() may be called from any thread; events arrive on the HTTP client's worker thread
 // (and the scheduler's, for a retry that fails before any response).
+//
+// Lifetime: an exchange may outlive the provider (the engine that asked for it may already be gone when
+// its transfer ends). Destroying the provider stops every exchange it started: a wait before a retry ends
+// at once with `cancelled`, a transfer in flight is aborted and ends with `cancelled` when the client
+// reports it, and no exchange starts another attempt (so the credential callback is never called after the
+// destructor returns). What an exchange still reads afterwards (options, codec, retry policy) it shares
+// with the provider, so it is never freed under it.
 #pragma once
 
 #include <chrono>
@@ -56,7 +63,10 @@ class HttpProvider final : public Provider {
   // `client`, `scheduler` and `clock` must outlive the provider and every exchange it started.
   HttpProvider(HttpProviderOptions options, HttpClient& client, Scheduler& scheduler, const Clock& clock,
                RetryPolicy::Random random);
-  std::string name() const override { return options_.name; }
+  ~HttpProvider() override;
+  HttpProvider(const HttpProvider&) = delete;
+  HttpProvider& operator=(const HttpProvider&) = delete;
+  std::string name() const override;
   void stream(ProviderRequest request, CancellationToken cancel, std::shared_ptr<ProviderSink> sink) override;
 
   // The URL requests of `format` go to from `base_url`.
@@ -64,11 +74,8 @@ class HttpProvider final : public Provider {
 
  private:
   class Exchange;
-  HttpProviderOptions options_;
-  std::unique_ptr<WireCodec> codec_;
-  HttpClient& client_;
-  Scheduler& scheduler_;
-  RetryPolicy retry_;
+  struct Shared;
+  std::shared_ptr<Shared> shared_;
 };
 
 }  // namespace keel::providers

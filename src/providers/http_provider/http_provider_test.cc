@@ -72,6 +72,29 @@ class RecordingSink final : public ProviderSink {
   int done_calls_ = 0;
 };
 
+// The thread scheduler, telling the test when a retry has been scheduled (the exchange is then waiting).
+class ObservedScheduler final : public Scheduler {
+ public:
+  std::unique_ptr<ScheduledTask> schedule_after(std::chrono::milliseconds delay,
+                                                std::function<void()> callback) override {
+    std::unique_ptr<ScheduledTask> task = scheduler_.schedule_after(delay, std::move(callback));
+    std::lock_guard<std::mutex> guard(mu_);
+    ++scheduled_;
+    cv_.notify_all();
+    return task;
+  }
+  bool wait_for_scheduled(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, 30s, [&] { return scheduled_ >= n; });
+  }
+
+ private:
+  ThreadScheduler scheduler_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int scheduled_ = 0;
+};
+
 class HttpProviderTest : public ::testing::TestWithParam<WireFormat> {
  protected:
   // Starts the server with `responses` (script JSON) and a provider of the test's format pointed at it.
@@ -112,7 +135,7 @@ class HttpProviderTest : public ::testing::TestWithParam<WireFormat> {
   }
 
   SystemClock clock_;
-  ThreadScheduler scheduler_;
+  ObservedScheduler scheduler_;
   CurlHttpClient client_;
   std::optional<std::string> key_;
   std::unique_ptr<model_server::ModelServer> server_;
@@ -255,13 +278,49 @@ TEST_P(HttpProviderTest, CancellingDuringTheWaitBeforeARetryEndsItCancelled) {
   // Retry-After of 30 s is honoured (capped at a minute), so the exchange waits.
   CancellationSource cancel;
   auto sink = run(cancel.token());
-  for (int i = 0; i < 3000 && server_->requests().empty(); ++i) std::this_thread::sleep_for(1ms);
-  std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(scheduler_.wait_for_scheduled(1));
   cancel.cancel("interrupted");
   auto result = sink->wait();
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code(), codes::kCancelled);
   EXPECT_EQ(server_->requests().size(), 1u);
+}
+
+// The engine that asked may be gone before a transfer ends (keel run interrupted, then exiting): destroying
+// the provider ends its exchanges, and what ends later reads nothing of the destroyed provider.
+TEST_P(HttpProviderTest, DestroyingTheProviderEndsAHangingExchangeCancelled) {
+  serve(json::array({{{"steps", {{{"type", "text"}, {"text", "thinking..."}}, {{"type", "hang"}}}}}}));
+  auto sink = run();
+  ASSERT_TRUE(sink->wait_for_events(1));
+  provider_.reset();
+  auto result = sink->wait();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), codes::kCancelled);
+  EXPECT_EQ(sink->done_calls(), 1);
+}
+
+TEST_P(HttpProviderTest, DestroyingTheProviderDuringTheWaitBeforeARetryEndsItAndStartsNoAttempt) {
+  int key_reads = 0;
+  HttpProviderOptions options;
+  // Read on the test's thread for the first attempt and on the scheduler's for a retry; never after reset.
+  options.api_key = [&key_reads]() -> Result<std::string> {
+    ++key_reads;
+    return std::string("k");
+  };
+  serve(json::array({{{"steps", {{{"type", "error"}, {"status", 503}, {"retry_after", 30}}}}},
+                     {{"steps", {{{"type", "text"}, {"text", "too late"}}}}}}),
+        std::move(options));
+  auto sink = run();
+  ASSERT_TRUE(scheduler_.wait_for_scheduled(1));
+  provider_.reset();
+  // Ended by the destructor itself: no transfer was running to report it.
+  EXPECT_EQ(sink->done_calls(), 1);
+  auto result = sink->wait();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), codes::kCancelled);
+  EXPECT_NE(result.error().message().find("scripted"), std::string::npos) << result.error().message();
+  EXPECT_EQ(server_->requests().size(), 1u);
+  EXPECT_EQ(key_reads, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(EachWireFormat, HttpProviderTest,
