@@ -44,7 +44,8 @@ class AdmissionGate {
   // changes nothing (the turn's ACK opens the gate before its runner starts, and the runner's start opens
   // it too): resetting it would orphan a ticket taken in between, whose steer would then never be waited
   // for.
-  void open(std::string turn_id, std::string run_id, std::string turn_kind, Strand strand) {
+  void open(std::string turn_id, std::string run_id, std::string turn_kind, Strand strand,
+            std::shared_ptr<IoLifetime> lifetime) {
     std::lock_guard<std::mutex> guard(mu_);
     if (turn_id_ && *turn_id_ == turn_id && run_id_ == run_id) return;
     turn_id_ = std::move(turn_id);
@@ -55,7 +56,7 @@ class AdmissionGate {
     steers_admitted_ = true;  // a resumed or recovered run reads its stored pending set once
     started_ = finished_ = 0;
     ++generation_;
-    reports_ = std::make_shared<AsyncInbox<uint64_t>>(std::move(strand));
+    reports_ = std::make_shared<AsyncInbox<uint64_t>>(std::move(strand), std::move(lifetime));
   }
   // The turn's coroutine has ended.
   void close() {

@@ -13,9 +13,10 @@ using Refusal = AdmissionGate::Refusal;
 class AdmissionGateTest : public ::testing::Test {
  protected:
   void open_turn(const std::string& turn, const std::string& kind = "user") {
-    gate_.open(turn, "run-" + turn, kind, boost::asio::make_strand(io_));
+    gate_.open(turn, "run-" + turn, kind, boost::asio::make_strand(io_), lifetime_);
   }
   boost::asio::io_context io_;
+  std::shared_ptr<IoLifetime> lifetime_ = std::make_shared<IoLifetime>();
   AdmissionGate gate_;
 };
 

@@ -254,6 +254,8 @@ EngineCore::Impl::~Impl() {
   for (std::thread& thread : io_threads_) thread.join();
   std::lock_guard<std::mutex> guard(actors_mu_);
   for (auto& [id, actor] : actors_) actor->waiting.reset();  // their timers, while the io_context lives
+  // A model transfer or a tool still running reports to an inbox after this; the report is dropped.
+  io_lifetime_->end();
 }
 
 std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thread_id) {
@@ -743,7 +745,7 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
 }
 
 void EngineCore::Impl::open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
-  actor->gate->open(run.turn_id, run.id, run.turn_kind, actor->strand);
+  actor->gate->open(run.turn_id, run.id, run.turn_kind, actor->strand, io_lifetime_);
 }
 
 void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {

@@ -19,6 +19,7 @@
 #include "engine/async_inbox.h"
 #include "engine/engine_core.h"
 #include "engine/event_bus.h"
+#include "engine/io_lifetime.h"
 #include "engine/tool_dispatch.h"
 #include "engine/tool_workers.h"
 #include "keel/cancellation.h"
@@ -147,6 +148,8 @@ class EngineCore::Impl final {
   // fires, the interaction is answered and the run continues.
   void arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer);
   boost::asio::io_context& io() { return io_; }
+  // Ended just before io_ is destroyed: inboxes drop what other threads push after that.
+  const std::shared_ptr<IoLifetime>& io_lifetime() const { return io_lifetime_; }
   Scheduler& scheduler() { return scheduler_; }
   // Runs a tool call on the engine's tool workers within its time budget (engine/tool_dispatch.h).
   [[nodiscard]] std::unique_ptr<ToolCallHandle> dispatch_tool(const RegisteredTool& tool,
@@ -290,6 +293,7 @@ class EngineCore::Impl final {
   EventBus bus_;
 
   boost::asio::io_context io_;
+  std::shared_ptr<IoLifetime> io_lifetime_ = std::make_shared<IoLifetime>();
   // Steer admissions' transactions run here, so they commit while the turn's runner waits for its own
   // commits, and the store's group commit can make both durable with one sync.
   boost::asio::thread_pool admissions_{1};

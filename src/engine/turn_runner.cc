@@ -93,12 +93,12 @@ using Inbox = AsyncInbox<LoopInput>;
 
 class InboxSink final : public ProviderSink {
  public:
-  explicit InboxSink(std::shared_ptr<Inbox> inbox) : inbox_(std::move(inbox)) {}
-  void on_event(ProviderEvent event) override { inbox_->push(std::move(event)); }
-  void on_done(Result<void> result) override { inbox_->push(StreamDone{std::move(result)}); }
+  explicit InboxSink(Inbox::Sender inbox) : inbox_(std::move(inbox)) {}
+  void on_event(ProviderEvent event) override { inbox_.push(std::move(event)); }
+  void on_done(Result<void> result) override { inbox_.push(StreamDone{std::move(result)}); }
 
  private:
-  std::shared_ptr<Inbox> inbox_;
+  Inbox::Sender inbox_;  // the provider may end after the turn (and the engine) did
 };
 
 json usage_json(const TokenUsage& u) {
@@ -742,8 +742,8 @@ asio::awaitable<bool> TurnRunner::step() {
   const std::string assistant_id = new_id();
   publish("item.start", {{"itemId", assistant_id}, {"kind", "assistant_message"}, {"turnId", run_.turn_id}});
 
-  auto inbox = std::make_shared<Inbox>(actor_->strand);
-  CancellationRegistration on_cancel = cancel_.on_cancel([inbox] { inbox->push(Interrupted{}); });
+  auto inbox = std::make_shared<Inbox>(actor_->strand, engine_.io_lifetime());
+  CancellationRegistration on_cancel = cancel_.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
   // The request's own cancellation: fired by an interrupt, or by the loop when the stream turns out
   // malformed and must be abandoned.
   auto request_cancel = std::make_shared<CancellationSource>();
@@ -751,7 +751,7 @@ asio::awaitable<bool> TurnRunner::step() {
       cancel_.on_cancel([request_cancel] { request_cancel->cancel("interrupted"); });
   engine_.crash_point("model.request.before");
   engine_.deps().provider->stream(std::move(*request), request_cancel->token(),
-                                  std::make_shared<InboxSink>(inbox));
+                                  std::make_shared<InboxSink>(inbox->sender()));
 
   ResponseAssembler assembler;
   std::optional<Error> stream_error;
@@ -1091,8 +1091,8 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
                          {"toolCallId", call.tool_call_id},
                          {"name", call.name}});
 
-  auto inbox = std::make_shared<Inbox>(actor_->strand);
-  CancellationRegistration on_cancel = cancel_.on_cancel([inbox] { inbox->push(Interrupted{}); });
+  auto inbox = std::make_shared<Inbox>(actor_->strand, engine_.io_lifetime());
+  CancellationRegistration on_cancel = cancel_.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
   ToolCallContext context;
   context.tool_call_id = call.tool_call_id;
   context.thread_id = thread_id();
@@ -1104,8 +1104,8 @@ asio::awaitable<bool> TurnRunner::run_call(PlannedCall call, bool more_after,
   const std::unique_ptr<ToolCallHandle> running = engine_.dispatch_tool(
       *tool, std::move(context), call.arguments,
       ToolCallSinks{
-          .progress = [inbox](ToolProgress progress) { inbox->push(std::move(progress)); },
-          .done = [inbox](Result<ToolResult> result) { inbox->push(ToolDone{std::move(result)}); }});
+          .progress = [to = inbox->sender()](ToolProgress progress) { to.push(std::move(progress)); },
+          .done = [to = inbox->sender()](Result<ToolResult> result) { to.push(ToolDone{std::move(result)}); }});
   std::optional<Result<ToolResult>> outcome;
   while (!outcome) {
     flush_before_waiting(*inbox);
@@ -1443,13 +1443,13 @@ asio::awaitable<bool> TurnRunner::compact(int64_t tokens_before) {
   ProviderRequest request = summary_request(messages.first(*kept_from), model_.model,
                                             settings.summary_max_tokens, transcript_bytes, transcript);
 
-  auto inbox = std::make_shared<Inbox>(actor_->strand);
-  CancellationRegistration on_cancel = cancel_.on_cancel([inbox] { inbox->push(Interrupted{}); });
+  auto inbox = std::make_shared<Inbox>(actor_->strand, engine_.io_lifetime());
+  CancellationRegistration on_cancel = cancel_.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
   auto request_cancel = std::make_shared<CancellationSource>();
   CancellationRegistration forward =
       cancel_.on_cancel([request_cancel] { request_cancel->cancel("interrupted"); });
   engine_.deps().provider->stream(std::move(request), request_cancel->token(),
-                                  std::make_shared<InboxSink>(inbox));
+                                  std::make_shared<InboxSink>(inbox->sender()));
   std::string summary;
   std::optional<Error> failure;
   for (;;) {
@@ -1596,10 +1596,10 @@ class TitleTask {
     std::vector<Message> messages{std::move(message)};
     request.messages = messages;
     request.max_output_tokens = 32;
-    auto inbox = std::make_shared<Inbox>(actor_->strand);
+    auto inbox = std::make_shared<Inbox>(actor_->strand, engine_.io_lifetime());
     CancellationToken cancel = engine_.shutdown_token();
-    CancellationRegistration on_cancel = cancel.on_cancel([inbox] { inbox->push(Interrupted{}); });
-    engine_.deps().task_provider->stream(std::move(request), cancel, std::make_shared<InboxSink>(inbox));
+    CancellationRegistration on_cancel = cancel.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
+    engine_.deps().task_provider->stream(std::move(request), cancel, std::make_shared<InboxSink>(inbox->sender()));
     std::string title;
     while (true) {
       LoopInput input = co_await inbox->next();
