@@ -79,7 +79,7 @@ class WireHistoryTest : public ::testing::Test {
                   *encode_assistant_message(
                       {.content = std::move(content), .stop_reason = reason, .provider_stop_reason = raw}));
   }
-  // What the fail-closed path persists for a response refused as a protocol error (turn_runner.cc): the
+  // What the fail-closed path persists for a response refused as a protocol error (engine/model_step.cc): the
   // text said so far, stop reason error, no call.
   void refused_reply(std::string said) {
     std::vector<ContentBlock> content;
