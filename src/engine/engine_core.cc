@@ -213,9 +213,7 @@ void EngineCore::Impl::stop_for_store_failure() {
   {
     std::lock_guard<std::mutex> guard(actors_mu_);
     for (auto& [id, actor] : actors_) {
-      asio::post(actor->strand, [actor] {
-        if (actor->active) actor->active->cancel.cancel("the store refuses writes");
-      });
+      asio::post(actor->strand, [actor] { actor->cancel_turn("the store refuses writes"); });
     }
   }
   report_store_failure_when_idle();
@@ -237,9 +235,7 @@ EngineCore::Impl::~Impl() {
   {
     std::lock_guard<std::mutex> guard(actors_mu_);
     for (auto& [id, actor] : actors_) {
-      asio::post(actor->strand, [actor] {
-        if (actor->active) actor->active->cancel.cancel("the engine is shutting down");
-      });
+      asio::post(actor->strand, [actor] { actor->cancel_turn("the engine is shutting down"); });
     }
   }
   {
@@ -253,7 +249,7 @@ EngineCore::Impl::~Impl() {
   io_.stop();
   for (std::thread& thread : io_threads_) thread.join();
   std::lock_guard<std::mutex> guard(actors_mu_);
-  for (auto& [id, actor] : actors_) actor->waiting.reset();  // their timers, while the io_context lives
+  for (auto& [id, actor] : actors_) (void)actor->release();  // their timers, while the io_context lives
   // A model transfer or a tool still running reports to an inbox after this; the report is dropped.
   io_lifetime_->end();
 }
@@ -261,7 +257,7 @@ EngineCore::Impl::~Impl() {
 std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thread_id) {
   std::lock_guard<std::mutex> guard(actors_mu_);
   auto& actor = actors_[thread_id];
-  if (!actor) actor = std::make_shared<ThreadActor>(thread_id, asio::make_strand(io_));
+  if (!actor) actor = std::make_shared<ThreadActor>(thread_id, asio::make_strand(io_), io_lifetime_);
   return actor;
 }
 
@@ -376,15 +372,8 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   // A duplicate submission replays its first answer whatever the thread does now (spec §5.1): the turn
   // it started may still run or wait, and the state checks below would refuse the duplicate instead.
   if (replay_receipt(actor->thread_id, op)) return;
-  if (actor->stranded && method != "turn.interrupt") return reject(op, actor->thread_id, *actor->stranded);
-  if (actor->waiting && !allowed_while_waiting(method)) {
-    return reject(op, actor->thread_id,
-                  Error(codes::kThreadWaiting,
-                        "the thread waits for " +
-                            std::string(actor->waiting->kind == "approval" ? "an approval" : "an answer") +
-                            " (" + actor->waiting->id +
-                            "); until it continues only "
-                            "enqueue, interrupt and the response are accepted"));
+  if (auto accepted = thread_accepts(actor->activity(), method); !accepted) {
+    return reject(op, actor->thread_id, accepted.error());
   }
   if (method.starts_with("policy.")) return change_policy(actor, op);
   if (method == "approval.response") return respond_approval(actor, op);
@@ -402,14 +391,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
       return reject(op, actor->thread_id, content.error());
     }
   }
-  if (StoreCommands::handles(method)) {
-    // Moving the leaf or deleting the thread under a running turn would pull its history away.
-    if (actor->active && (method == "thread.delete" || method == "thread.selectBranch")) {
-      return reject(op, actor->thread_id,
-                    Error(codes::kThreadBusy, "a turn is running on this thread; interrupt it first"));
-    }
-    return run_store_command(actor, op);
-  }
+  if (StoreCommands::handles(method)) return run_store_command(actor, op);
   reject(op, actor->thread_id, Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
 }
 
@@ -427,7 +409,7 @@ void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& act
   } else if (op.method == "thread.fork") {
     publish("thread.updated", thread_id, outcome.result);
   } else {
-    if (op.method == "thread.selectBranch" && actor) actor->context.invalidate();
+    if (op.method == "thread.selectBranch" && actor) actor->context().invalidate();
     publish("thread.updated", thread_id, outcome.result);
   }
 }
@@ -534,30 +516,29 @@ void EngineCore::Impl::read_thread(const Op& op) {
 void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   // Always allowed (spec §3): with nothing running it is acknowledged as a no-op.
   const std::string turn_id = op.params.value("turnId", "");
-  if (!actor->active || (!turn_id.empty() && turn_id != actor->active->turn_id)) {
+  if (!actor->turn() || (!turn_id.empty() && turn_id != actor->turn()->turn_id)) {
     return ack(op, actor->thread_id, {{"interrupted", false}});
   }
   // The decision, in one step on the strand: no steer enters the turn from now on (its gate refuses with
   // turn.ended, whatever the runner does before it sees the cancel), and the runner is woken wherever it
   // waits to write the interrupted state.
-  (void)actor->gate->interrupt();
-  actor->active->cancel.cancel("interrupted by the user");
-  if (actor->waiting && shutdown_.is_cancelled()) {
+  actor->interrupt("interrupted by the user");
+  if (actor->held() && shutdown_.is_cancelled()) {
     // No continuation runs any more: the wait stays in the store, and the next start restores it.
     return reject(op, actor->thread_id,
                   Error(codes::kEngineShutdown, "the engine is shutting down; the wait was not withdrawn"));
   }
   // Answered when the runner has ended and its terminal state is committed (answer_interrupts): an ACK
   // from memory could be followed by a crash that leaves the run to recovery, which would take it up again.
-  actor->active->interrupts.push_back(op);
+  actor->defer_interrupt(op);
   // A held wait has no runner to see the cancel: its continuation answers the open calls as interrupted.
-  if (actor->waiting) continue_held(actor);
+  if (actor->held()) continue_held(actor);
 }
 
 void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
-  if (!actor->active || actor->active->interrupts.empty()) return;
-  const std::vector<Op> waiting = std::exchange(actor->active->interrupts, {});
-  const std::string& turn_id = actor->active->turn_id;
+  if (!actor->has_interrupts()) return;
+  const std::vector<Op> waiting = actor->take_interrupts();
+  const std::string turn_id = actor->turn()->turn_id;
   for (const Op& op : waiting) {
     if (is_terminal(final_state)) {
       // The turn may have ended otherwise just before the interrupt reached it (its final reply had
@@ -657,7 +638,7 @@ Result<std::vector<ContentBlock>> EngineCore::Impl::turn_input(const json& input
 void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
                                    json result_extra) {
   const std::string& thread_id = actor->thread_id;
-  if (actor->active) {
+  if (actor->turn()) {
     return reject(op, thread_id,
                   Error(codes::kTurnBusy,
                         "a turn is already running on this thread; steer it, enqueue the input, "
@@ -681,7 +662,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   });
   if (!outcome) return reject(op, thread_id, outcome.error());
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  if (!outcome->replayed && admitted) open_gate(actor, admitted->run);
+  if (!outcome->replayed && admitted) actor->open_gate(admitted->run);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !admitted) return;
   announce_turn(actor, *admitted);
@@ -689,7 +670,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
 
 void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
-  if (actor->active) {
+  if (actor->turn()) {
     return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is already running on this thread"));
   }
   const std::string run_id = op.params.value("runId", "");
@@ -719,7 +700,7 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
     return runs_.transition(tx, run.id, run.revision, RunState::kStreamingModel, update);
   });
   if (!resumed) return reject(op, thread_id, resumed.error());
-  open_gate(actor, *resumed);
+  actor->open_gate(*resumed);
   ack(op, thread_id, {{"turnId", resumed->turn_id}, {"runId", resumed->id}});
   publish("run.updated", thread_id,
           {{"runId", resumed->id}, {"state", to_string(resumed->state)}, {"revision", resumed->revision}});
@@ -729,13 +710,8 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
 
 void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
                                     std::string first_input_text) {
-  actor->active.emplace();
-  actor->active->turn_id = run.turn_id;
-  actor->active->run_id = run.id;
-  actor->active->turn_kind = run.turn_kind;
-  CancellationToken cancel = actor->active->cancel.token();
-  if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
-  open_gate(actor, run);
+  CancellationToken cancel = actor->begin_turn(run);
+  if (shutdown_.is_cancelled()) actor->cancel_turn("the engine is shutting down");
   enter_running();
   spawn_turn_runner(*this, actor, std::move(run), std::move(cancel));
   if (first_turn && deps_.task_provider != nullptr && options_.task_model) {
@@ -744,15 +720,11 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   }
 }
 
-void EngineCore::Impl::open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
-  actor->gate->open(run.turn_id, run.id, run.turn_kind, actor->strand, io_lifetime_);
-}
-
 void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
-  if (actor->waiting) {  // the turn waits durably: it keeps the thread
+  if (actor->held()) {  // the turn waits durably: it keeps the thread
     // An interrupt that came while the runner was writing its wait (it waited for steer admissions first)
     // withdraws the wait now, as it would have a moment later.
-    if (actor->active && !actor->active->interrupts.empty()) {
+    if (actor->has_interrupts()) {
       if (shutdown_.is_cancelled()) {
         answer_interrupts(actor, final_state);
       } else {
@@ -763,11 +735,10 @@ void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, 
     return;
   }
   answer_interrupts(actor, final_state);
-  actor->gate->close();
-  actor->active.reset();
+  actor->finish();
   // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,
   // a failure or an uncertain pause the queue holds until the user resumes the run or starts it.
-  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled() && !actor->stranded)
+  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled() && !actor->stranded())
     advance_queue(actor);
   leave_running();  // after advance_queue: a started turn is counted before this one is let go
 }

@@ -20,6 +20,7 @@
 #include "engine/engine_core.h"
 #include "engine/event_bus.h"
 #include "engine/io_lifetime.h"
+#include "engine/thread_actor.h"
 #include "engine/tool_dispatch.h"
 #include "engine/tool_workers.h"
 #include "keel/cancellation.h"
@@ -35,48 +36,6 @@
 #include "util/fail_points.h"
 
 namespace keel {
-
-// The turn a thread is running, as its actor knows it.
-struct ActiveTurn {
-  std::string turn_id;
-  std::string run_id;
-  std::string turn_kind = "user";
-  CancellationSource cancel;
-  // turn.interrupt ops waiting for their answer: it goes out when the turn's runner has ended and its
-  // terminal state is committed (an ACK means persisted, spec §5.1), so a process killed right after the
-  // ACK finds the run interrupted and does not take it up again.
-  std::vector<Op> interrupts;
-};
-
-// A durable wait that holds its thread (spec §5): the run waits for an approval or an interaction, no
-// runner is alive, and until the wait is settled (or withdrawn by an interrupt) and its continuation ran,
-// the thread accepts enqueue only.
-struct HeldWait {
-  std::string run_id;
-  std::string kind;                      // "approval" | "interaction"
-  std::string id;                        // the approval's or the interaction's
-  std::unique_ptr<ScheduledTask> timer;  // a timer interaction's, while armed
-  // The registry generation the waiting run is bound to (spec §4): a person's answer is checked by, and the
-  // continuation binds, the tool of this generation, never one looked up by name in the live registry.
-  std::shared_ptr<const ToolRegistryGeneration> tools;
-};
-
-// Owns one thread's serial execution. Every member is touched only on `strand`.
-class ThreadActor {
- public:
-  ThreadActor(std::string id, Strand s) : thread_id(std::move(id)), strand(std::move(s)) {}
-  const std::string thread_id;
-  Strand strand;
-  SessionContextBuilder context;
-  std::optional<ActiveTurn> active;
-  std::optional<HeldWait> waiting;  // set only while `active` is, and no runner is alive
-  // A turn of this thread could not record its end, not even as failed (the store refuses writes): its run
-  // keeps its last persisted state, which recovery continues after a restart. Until then the thread
-  // refuses new work with this error (turn.unpersisted), so nothing is built on top of that run.
-  std::optional<Error> stranded;
-  // Shared with steer admissions, which do not run on the strand.
-  std::shared_ptr<AdmissionGate> gate = std::make_shared<AdmissionGate>();
-};
 
 // Scheduler on an io_context: each task is a steady_timer on its own strand.
 class AsioScheduler final : public Scheduler {
@@ -220,9 +179,6 @@ class EngineCore::Impl final {
                                      nlohmann::json result_extra) const;
   // Any thread; the transaction runs on the admissions thread.
   void begin_admission(const std::shared_ptr<ThreadActor>& actor, SteerRequest request);
-  // Opens the actor's gate for `run` (before the turn's ACK goes out, so a steer sent on that ACK finds
-  // the turn).
-  void open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
   // After a turn that ended normally: starts the thread's next queued input, if any.
   void advance_queue(const std::shared_ptr<ThreadActor>& actor);
   // Whether an idle thread's queue runs by itself: its last run completed normally, or it has none. After
@@ -272,8 +228,6 @@ class EngineCore::Impl final {
   // command unit whose change the gatekeeper writes in the transaction and installs after the commit.
   // `actor` is null for the engine-wide ones.
   void change_policy(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // Methods a thread accepts while a wait holds it.
-  static bool allowed_while_waiting(const std::string& method);
   void read_thread(const Op& op);
   // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
   void list_queue(const Op& op);

@@ -29,7 +29,7 @@ void EngineCore::Impl::begin_admission(const std::shared_ptr<ThreadActor>& actor
     const SteerRequest& r = *shared;
     const std::string& thread_id = actor->thread_id;
     // Atomic with the runner's decision that the turn is over (AdmissionGate): a ticket, or a refusal.
-    const AdmissionGate::Decision decision = actor->gate->try_admit(r.expected_turn_id);
+    const AdmissionGate::Decision decision = actor->gate().try_admit(r.expected_turn_id);
     using Refusal = AdmissionGate::Refusal;
     auto outcome = run_command(store(), *deps_.clock, r.context, [&](Transaction& tx) -> Result<json> {
       switch (decision.refusal) {
@@ -93,7 +93,7 @@ void EngineCore::Impl::begin_admission(const std::shared_ptr<ThreadActor>& actor
       ack(r.op, thread_id, outcome->outcome.result, outcome->replayed);
     }
     if (decision.refusal == Refusal::kNone) {
-      actor->gate->answer(decision.generation, outcome && outcome->outcome.accepted && !outcome->replayed);
+      actor->gate().answer(decision.generation, outcome && outcome->outcome.accepted && !outcome->replayed);
     }
   });
 }
@@ -166,7 +166,7 @@ void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, 
   publish_queue(thread_id);
   // Enqueued just after a turn ended normally (or on a thread that never ran one): the queue is not held,
   // so the input runs now rather than waiting for a turn that will not come.
-  if (!actor->active && queue_runs_on(thread_id)) advance_queue(actor);
+  if (!actor->turn() && queue_runs_on(thread_id)) advance_queue(actor);
 }
 
 bool EngineCore::Impl::queue_runs_on(const std::string& thread_id) {
@@ -179,21 +179,22 @@ bool EngineCore::Impl::queue_runs_on(const std::string& thread_id) {
 
 void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
-  if (!actor->active) return submit_turn(actor, op, {{"action", "started"}});
-  const bool steerable = actor->gate->steerable();
-  if (!steerable || actor->active->turn_kind != "user") {
+  const ActiveTurn* turn = actor->turn();
+  if (!turn) return submit_turn(actor, op, {{"action", "started"}});
+  const bool steerable = actor->gate().steerable();
+  if (!steerable || turn->turn_kind != "user") {
     const std::string reason = steerable ? "this turn cannot be steered; the input runs next"
                                          : "the turn is ending; the input runs next";
     return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});
   }
-  auto request = steer_request(op, actor->active->turn_id, {{"action", "steered"}});
+  auto request = steer_request(op, turn->turn_id, {{"action", "steered"}});
   if (!request) return reject(op, thread_id, request.error());
   begin_admission(actor, std::move(*request));
 }
 
 void EngineCore::Impl::start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
-  if (actor->active) {
+  if (actor->turn()) {
     return reject(op, thread_id,
                   Error(codes::kTurnBusy, "a turn is running; the queue continues when it ends"));
   }
@@ -209,7 +210,7 @@ void EngineCore::Impl::start_queued(const std::shared_ptr<ThreadActor>& actor, c
   });
   if (!outcome) return reject(op, thread_id, outcome.error());
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  if (!outcome->replayed && admitted) open_gate(actor, admitted->run);
+  if (!outcome->replayed && admitted) actor->open_gate(admitted->run);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !admitted) return;
   publish_queue(thread_id);

@@ -351,7 +351,7 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // admission order (the cutoff: everything admitted before this transaction), and marks them taken.
   Result<void> materialize_steers(Transaction& tx, std::vector<NodeRecord>& out);
   // The turn's end is committed: a steer from now on is refused with turn.ended.
-  uint64_t stop_admitting() { return actor_->gate->stop(); }
+  uint64_t stop_admitting() { return actor_->gate().stop(); }
 
   // Waits until the admissions holding tickets up to `ticket` have answered (later ones do not delay it).
   // Costs nothing when they all have.
@@ -390,7 +390,7 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   }
   // Feeds nodes this runner just committed to the actor's context.
   void follow(const NodeRecord& node) {
-    if (context_current_ && !actor_->context.extend(node)) context_current_ = false;
+    if (context_current_ && !actor_->context().extend(node)) context_current_ = false;
   }
   void follow(const std::vector<NodeRecord>& nodes) {
     for (const NodeRecord& node : nodes) follow(node);
@@ -449,15 +449,15 @@ Result<ProviderRequest> TurnRunner::build_request() {
   const ModelSettings& model = model_;
   ProviderRequest request;
   if (context_current_) {
-    request.messages = actor_->context.messages();
+    request.messages = actor_->context().messages();
   } else {
     auto tx = KEEL_TRY(engine_.store().begin(TxMode::kRead));
     ThreadRecord thread = KEEL_TRY(engine_.threads().get(*tx, thread_id()));
-    if (thread.leaf_node_id) request.messages = KEEL_TRY(actor_->context.build(*tx, *thread.leaf_node_id));
+    if (thread.leaf_node_id) request.messages = KEEL_TRY(actor_->context().build(*tx, *thread.leaf_node_id));
     KEEL_TRY(tx->commit());
     context_current_ = thread.leaf_node_id.has_value();
   }
-  if (!model.vision && actor_->context.image_blocks() > 0) {
+  if (!model.vision && actor_->context().image_blocks() > 0) {
     return fail(codes::kImageUnsupported,
                 "the conversation holds an image but the model '" + model.model + "' does not accept images");
   }
@@ -493,7 +493,7 @@ std::vector<PlannedCall> TurnRunner::plan_calls(const AssembledResponse& respons
     // Spec §2: an empty id, or one the thread's history already has, gets a thread-unique replacement
     // before it is persisted.
     planned.tool_call_id = call.provider_id;
-    if (planned.tool_call_id.empty() || actor_->context.uses_tool_call_id(planned.tool_call_id) ||
+    if (planned.tool_call_id.empty() || actor_->context().uses_tool_call_id(planned.tool_call_id) ||
         in_response.contains(planned.tool_call_id)) {
       planned.tool_call_id = "call_" + new_id();
     }
@@ -615,9 +615,9 @@ asio::awaitable<void> TurnRunner::end_after_failure(Error cause) {
   if (!failed_write_) co_return;
   // Not even the failure could be written (the store refuses every write, say).
   const Error why = *failed_write_;
-  actor_->stranded = Error(codes::kTurnUnpersisted,
-                           "turn " + run_.turn_id + " could not record its end (" + why.to_string() +
-                               "); the thread takes no new work until keel restarts and recovers the run");
+  actor_->mark_stranded(Error(codes::kTurnUnpersisted,
+                              "turn " + run_.turn_id + " could not record its end (" + why.to_string() +
+                                  "); the thread takes no new work until keel restarts and recovers the run"));
   publish("run.updated", {{"runId", run_.id},
                           {"state", to_string(run_.state)},
                           {"revision", run_.revision},
@@ -662,7 +662,7 @@ asio::awaitable<bool> TurnRunner::step() {
   const TokenUsage used = usage_from_json(run_.usage);
   if (run_.budget_tokens && used.total() >= *run_.budget_tokens) {
     const uint64_t initiated = stop_admitting();
-    if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
+    if (!actor_->gate().answered(initiated)) co_await wait_admissions(initiated);
     auto paused =
         engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
           // Steers admitted before the pause go into the history now, so a new turn started instead of a
@@ -688,9 +688,9 @@ asio::awaitable<bool> TurnRunner::step() {
 
   // Spec §3's cutoff: the steers admitted so far go onto the leaf, in admission order, exactly once per
   // request and before its context is built; a steer admitted later waits for the next request.
-  const uint64_t initiated = actor_->gate->started();  // the cutoff's one synchronous point
-  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
-  if (actor_->gate->take_admitted() && has_pending_steers()) {
+  const uint64_t initiated = actor_->gate().started();  // the cutoff's one synchronous point
+  if (!actor_->gate().answered(initiated)) co_await wait_admissions(initiated);
+  if (actor_->gate().take_admitted() && has_pending_steers()) {
     auto taken = engine_.write([&](Transaction& tx) -> Result<std::vector<NodeRecord>> {
       std::vector<NodeRecord> nodes;
       KEEL_TRY(materialize_steers(tx, nodes));
@@ -833,13 +833,13 @@ asio::awaitable<bool> TurnRunner::step() {
   // can slip in between this decision and the commit below.
   if (last_reply) {
     const uint64_t ending_at = stop_admitting();
-    if (!actor_->gate->answered(ending_at)) co_await wait_admissions(ending_at);
+    if (!actor_->gate().answered(ending_at)) co_await wait_admissions(ending_at);
   }
   // Whatever the reply's stop reason (end, max_tokens, content_filter): a steer admitted meanwhile is
   // answered by one more request (spec §3), not left to the history.
-  const bool steers_waiting = actor_->gate->admitted_since_cutoff();
+  const bool steers_waiting = actor_->gate().admitted_since_cutoff();
   const bool final = last_reply && !steers_waiting;
-  if (last_reply && !final) actor_->gate->reopen();
+  if (last_reply && !final) actor_->gate().reopen();
   const bool runs_tools = !calls.empty() && !tools_off_;
   // Tools are off (the breaker) and the reply that was to be the last still asks for tools: its calls get
   // "not run" results below and the turn fails with turn.tools_disabled ("tool_use" is not an ending).
@@ -1163,8 +1163,8 @@ json TurnRunner::approval_request(const PlannedCall& call, const CallDecision& d
 
 asio::awaitable<void> TurnRunner::suspend(PlannedCall call, CallDecision decision) {
   // Steers already admitted stay pending; the continuation's first request takes them.
-  const uint64_t initiated = actor_->gate->hold();
-  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
+  const uint64_t initiated = actor_->gate().hold();
+  if (!actor_->gate().answered(initiated)) co_await wait_admissions(initiated);
   const bool approval = decision.ask;
   const std::string wait_id = new_id();
   json pending = dispatch_record(call);
@@ -1214,7 +1214,7 @@ asio::awaitable<void> TurnRunner::suspend(PlannedCall call, CallDecision decisio
   held.kind = approval ? "approval" : "interaction";
   held.id = wait_id;
   held.tools = tools_;  // the answer is checked, and the continuation bound, with this run's generation
-  actor_->waiting = std::move(held);
+  actor_->hold(std::move(held));
   if (approval) {
     publish("approval.request", approval_event(*written->approval, run_));
   } else {
@@ -1261,7 +1261,7 @@ Result<std::vector<PlannedCall>> TurnRunner::calls_without_results(Transaction& 
 }
 
 asio::awaitable<bool> TurnRunner::continue_wait() {
-  actor_->gate->reopen();
+  actor_->gate().reopen();
   struct Pending {
     std::vector<PlannedCall> calls;
     std::optional<ApprovalRecord> approval;
@@ -1410,9 +1410,9 @@ asio::awaitable<bool> TurnRunner::finish_interaction(PlannedCall call, bool more
 
 asio::awaitable<void> TurnRunner::wait_admissions(uint64_t ticket) {
   for (;;) {
-    if (actor_->gate->answered(ticket)) break;
+    if (actor_->gate().answered(ticket)) break;
     flush_events();
-    std::shared_ptr<AsyncInbox<uint64_t>> reports = actor_->gate->reports();
+    std::shared_ptr<AsyncInbox<uint64_t>> reports = actor_->gate().reports();
     co_await reports->next();
   }
 }
@@ -1420,7 +1420,7 @@ asio::awaitable<void> TurnRunner::wait_admissions(uint64_t ticket) {
 asio::awaitable<bool> TurnRunner::compact(int64_t tokens_before) {
   const CompactionSettings& settings = engine_.options().compaction;
   const int64_t window = model_.context_window_tokens;
-  const std::span<const Message> messages = actor_->context.messages();
+  const std::span<const Message> messages = actor_->context().messages();
   const auto tail_budget = static_cast<int64_t>(settings.tail_fraction * static_cast<double>(window));
   const std::optional<size_t> kept_from = choose_kept_tail(messages, tail_budget);
   if (!kept_from) {
@@ -1493,7 +1493,7 @@ asio::awaitable<bool> TurnRunner::compact(int64_t tokens_before) {
 
 asio::awaitable<void> TurnRunner::finish_failed(Error error, std::optional<NewNode> assistant) {
   const uint64_t initiated = stop_admitting();
-  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
+  if (!actor_->gate().answered(initiated)) co_await wait_admissions(initiated);
   auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
     std::vector<NodeRecord> nodes;
     if (assistant) nodes.push_back(KEEL_TRY(engine_.threads().append(tx, std::move(*assistant))));
@@ -1512,7 +1512,7 @@ asio::awaitable<void> TurnRunner::finish_failed(Error error, std::optional<NewNo
 asio::awaitable<void> TurnRunner::finish_interrupted(std::string partial_text,
                                                      std::optional<std::string> in_flight_call_id) {
   const uint64_t initiated = stop_admitting();
-  if (!actor_->gate->answered(initiated)) co_await wait_admissions(initiated);
+  if (!actor_->gate().answered(initiated)) co_await wait_admissions(initiated);
   auto written = engine_.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
     std::vector<NodeRecord> nodes;
     if (!partial_text.empty()) {
@@ -1659,10 +1659,10 @@ void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> ac
           }
           const Error error(codes::kInternal,
                             "the turn stopped on an unexpected error while ending: " + what);
-          actor->stranded = Error(codes::kTurnUnpersisted,
-                                  "turn " + turn_id + " could not record its end (" + error.to_string() +
-                                      "); the thread takes no new "
-                                      "work until keel restarts and recovers the run");
+          actor->mark_stranded(Error(codes::kTurnUnpersisted,
+                                     "turn " + turn_id + " could not record its end (" + error.to_string() +
+                                         "); the thread takes no new "
+                                         "work until keel restarts and recovers the run"));
           engine.publish("run.updated", actor->thread_id,
                          {{"runId", run_id}, {"persisted", false}, {"error", error_json(error)}});
           engine.publish("turn.complete", actor->thread_id,

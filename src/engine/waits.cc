@@ -67,12 +67,6 @@ bool offered(const ApprovalRecord& approval, const std::string& decision) {
 
 }  // namespace
 
-bool EngineCore::Impl::allowed_while_waiting(const std::string& method) {
-  return method == "turn.enqueue" || method == "turn.input" || method == "turn.interrupt" ||
-         method == "approval.response" || method == "interaction.response" || method == "queue.update" ||
-         method == "queue.remove" || method.starts_with("policy.");
-}
-
 void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
@@ -148,7 +142,7 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
   if (outcome->replayed || !audit) return;
   // After the commit (spec §6.1): the site rule takes effect, then the run continues.
   if (rule) deps_.gatekeeper->install(*rule);
-  actor->context.invalidate();
+  actor->context().invalidate();
   publish("item.complete", thread_id,
           {{"itemId", audit->id},
            {"kind", to_string(audit->kind)},
@@ -158,7 +152,7 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
       "run.updated", thread_id,
       {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
   publish("approval.resolved", thread_id, outcome->outcome.result);
-  if (actor->waiting && actor->waiting->id == approval_id) continue_held(actor);
+  if (actor->holds(approval_id)) continue_held(actor);
 }
 
 void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
@@ -199,8 +193,8 @@ void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& a
     // The tool of the generation the waiting run is bound to (spec §4), not the live registry's: a tool
     // replaced meanwhile must not judge an answer to a question its predecessor asked.
     const RegisteredTool* tool = nullptr;
-    if (actor->waiting && actor->waiting->id == interaction_id && actor->waiting->tools) {
-      tool = actor->waiting->tools->find(interaction.request.value("toolName", ""));
+    if (actor->holds(interaction_id) && actor->held()->tools) {
+      tool = actor->held()->tools->find(interaction.request.value("toolName", ""));
     }
     if (interaction.kind == "timer") {
       return fail(codes::kInvalidArgument,
@@ -223,21 +217,21 @@ void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& a
       "run.updated", thread_id,
       {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
   publish("interaction.resolved", thread_id, outcome->outcome.result);
-  if (actor->waiting && actor->waiting->id == interaction_id) continue_held(actor);
+  if (actor->holds(interaction_id)) continue_held(actor);
 }
 
 void EngineCore::Impl::arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer) {
-  if (!actor->waiting || actor->waiting->id != timer.id || !timer.due_at) return;
+  if (!actor->holds(timer.id) || !timer.due_at) return;
   const int64_t delay = std::max<int64_t>(0, *timer.due_at - deps_.clock->now_unix_ms());
   const std::string id = timer.id;
-  actor->waiting->timer = scheduler_.schedule_after(std::chrono::milliseconds(delay), [this, actor, id] {
+  actor->set_wait_timer(scheduler_.schedule_after(std::chrono::milliseconds(delay), [this, actor, id] {
     asio::post(actor->strand, [this, actor, id] { fire_timer(actor, id); });
-  });
+  }));
 }
 
 void EngineCore::Impl::fire_timer(const std::shared_ptr<ThreadActor>& actor,
                                   const std::string& interaction_id) {
-  if (!actor->waiting || actor->waiting->id != interaction_id || shutdown_.is_cancelled()) return;
+  if (!actor->holds(interaction_id) || shutdown_.is_cancelled()) return;
   auto fired = write([&](Transaction& tx) -> Result<RunRecord> {
     InteractionRecord timer = KEEL_TRY(interactions_.get_interaction(tx, interaction_id));
     RunRecord run = KEEL_TRY(runs_.get(tx, timer.run_id));
@@ -247,10 +241,10 @@ void EngineCore::Impl::fire_timer(const std::shared_ptr<ThreadActor>& actor,
   if (!fired) {
     // The timer stays waiting in the store; try again shortly rather than lose it.
     publish("run.updated", actor->thread_id,
-            {{"runId", actor->waiting->run_id}, {"persisted", false}, {"error", error_json(fired.error())}});
-    actor->waiting->timer = scheduler_.schedule_after(std::chrono::seconds(1), [this, actor, interaction_id] {
+            {{"runId", actor->held()->run_id}, {"persisted", false}, {"error", error_json(fired.error())}});
+    actor->set_wait_timer(scheduler_.schedule_after(std::chrono::seconds(1), [this, actor, interaction_id] {
       asio::post(actor->strand, [this, actor, interaction_id] { fire_timer(actor, interaction_id); });
-    });
+    }));
     return;
   }
   publish("run.updated", actor->thread_id,
@@ -261,15 +255,16 @@ void EngineCore::Impl::fire_timer(const std::shared_ptr<ThreadActor>& actor,
 }
 
 void EngineCore::Impl::continue_held(const std::shared_ptr<ThreadActor>& actor) {
-  if (!actor->waiting || !actor->active) return;
+  std::optional<HeldWait> held = actor->release();  // and with it an armed timer
+  if (!held) return;
   RunRecord run;
-  run.id = actor->waiting->run_id;
+  run.id = held->run_id;
   run.thread_id = actor->thread_id;
-  run.turn_id = actor->active->turn_id;
-  run.turn_kind = actor->active->turn_kind;
-  std::shared_ptr<const ToolRegistryGeneration> generation = std::move(actor->waiting->tools);
-  actor->waiting.reset();  // and with it an armed timer
-  CancellationToken cancel = actor->active->cancel.token();
+  run.turn_id = actor->turn()->turn_id;
+  run.turn_kind = actor->turn()->turn_kind;
+  std::shared_ptr<const ToolRegistryGeneration> generation = std::move(held->tools);
+  held.reset();
+  CancellationToken cancel = actor->turn()->cancel.token();
   if (shutdown_.is_cancelled()) return;  // the wait stays in the store; the next start restores it
   enter_running();
   spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true,
@@ -277,31 +272,28 @@ void EngineCore::Impl::continue_held(const std::shared_ptr<ThreadActor>& actor) 
 }
 
 void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
-  if (actor->active) return;
-  actor->active.emplace();
-  actor->active->turn_id = run.turn_id;
-  actor->active->run_id = run.id;
-  actor->active->turn_kind = run.turn_kind;
-  open_gate(actor, run);  // steers are admitted while the wait holds; the continuation takes them
-  const json pending = run.pending_tool.value_or(json::object());
+  if (actor->turn()) return;
+  // Steers are admitted while the wait holds (begin_turn opens the gate); the continuation takes them.
+  (void)actor->begin_turn(run);
+  const ThreadActivity activity = activity_after_recovery(run);
   HeldWait held;
   held.run_id = run.id;
-  held.kind = pending.contains("approvalId") ? "approval" : "interaction";
-  held.id = pending.value(held.kind == "approval" ? "approvalId" : "interactionId", "");
+  held.kind = activity.wait_kind;
+  held.id = activity.wait_id;
   // Taken once: the answer's check and the continuation (which verifies the run's environment) use it.
   held.tools = deps_.tools->snapshot();
-  actor->waiting = std::move(held);
+  actor->hold(std::move(held));
   // A wait settled before the process died continues now; a timer is armed again (at once when it fell
   // due meanwhile); an open question waits for its answer.
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return;
-  bool settled = actor->waiting->id.empty();
+  bool settled = activity.wait_id.empty();
   std::optional<InteractionRecord> timer;
-  if (actor->waiting->kind == "approval" && !settled) {
-    auto approval = interactions_.get_approval(**tx, actor->waiting->id);
+  if (activity.wait_kind == "approval" && !settled) {
+    auto approval = interactions_.get_approval(**tx, activity.wait_id);
     settled = !approval || approval->state == "decided";
   } else if (!settled) {
-    auto interaction = interactions_.get_interaction(**tx, actor->waiting->id);
+    auto interaction = interactions_.get_interaction(**tx, activity.wait_id);
     settled = !interaction || interaction->claim_state != "waiting";
     if (interaction && !settled && interaction->due_at) timer = *interaction;
   }
