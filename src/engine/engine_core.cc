@@ -9,6 +9,7 @@
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
 #include "engine/run_environment.h"
+#include "engine/thread_views.h"
 #include "store/event_epoch.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
@@ -414,21 +415,6 @@ void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& act
   }
 }
 
-namespace {
-
-json queue_items_json(const std::vector<QueuedInput>& items) {
-  json list = json::array();
-  for (const QueuedInput& item : items) {
-    list.push_back({{"itemId", item.id},
-                    {"position", item.position},
-                    {"input", item.input},
-                    {"revision", item.revision}});
-  }
-  return list;
-}
-
-}  // namespace
-
 void EngineCore::Impl::publish_queue(const std::string& thread_id) {
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return;
@@ -459,18 +445,9 @@ void EngineCore::Impl::list_queue(const Op& op) {
 void EngineCore::Impl::list_threads(const Op& op) {
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return reject(op, "", tx.error());
-  auto threads = threads_.list(**tx);
-  if (!threads) return reject(op, "", threads.error());
-  json list = json::array();
-  for (const ThreadRecord& t : *threads) {
-    list.push_back({{"threadId", t.id},
-                    {"title", t.title},
-                    {"revision", t.revision},
-                    {"leafNodeId", t.leaf_node_id ? json(*t.leaf_node_id) : json(nullptr)},
-                    {"parentThreadId", t.parent_thread_id ? json(*t.parent_thread_id) : json(nullptr)},
-                    {"updatedAt", t.updated_at}});
-  }
-  ack(op, "", {{"threads", list}});
+  auto list = list_threads_view(**tx, threads_);
+  if (!list) return reject(op, "", list.error());
+  ack(op, "", std::move(*list));
 }
 
 void EngineCore::Impl::read_thread(const Op& op) {
@@ -480,37 +457,10 @@ void EngineCore::Impl::read_thread(const Op& op) {
   const uint64_t last_seq = bus_.last_seq(thread_id);
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return reject(op, thread_id, tx.error());
-  auto thread = threads_.get_live(**tx, thread_id);
-  if (!thread) return reject(op, thread_id, thread.error());
-  json nodes = json::array();
-  if (thread->leaf_node_id) {
-    auto path = threads_.path_to(**tx, *thread->leaf_node_id);
-    if (!path) return reject(op, thread_id, path.error());
-    for (const NodeRecord& node : *path) {
-      nodes.push_back({{"id", node.id},
-                       {"kind", to_string(node.kind)},
-                       {"runId", node.run_id ? json(*node.run_id) : json(nullptr)},
-                       {"body", node.body},
-                       {"createdAt", node.created_at}});
-    }
-  }
-  auto latest = runs_.latest_for_thread(**tx, thread_id);
-  json run = nullptr;
-  if (latest && *latest) {
-    run = {{"runId", (*latest)->id},
-           {"turnId", (*latest)->turn_id},
-           {"state", to_string((*latest)->state)},
-           {"stopReason", (*latest)->stop_reason ? json(*(*latest)->stop_reason) : json(nullptr)},
-           {"usage", (*latest)->usage}};
-  }
-  ack(op, thread_id,
-      {{"threadId", thread->id},
-       {"title", thread->title},
-       {"revision", thread->revision},
-       {"leafNodeId", thread->leaf_node_id ? json(*thread->leaf_node_id) : json(nullptr)},
-       {"nodes", nodes},
-       {"latestRun", run},
-       {"lastSeq", last_seq}});
+  auto view = read_thread_view(**tx, threads_, runs_, thread_id);
+  if (!view) return reject(op, thread_id, view.error());
+  (*view)["lastSeq"] = last_seq;
+  ack(op, thread_id, std::move(*view));
 }
 
 void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
