@@ -1,4 +1,6 @@
-// EngineCore: op dispatch onto thread actors, turn admission, and the engine's threads.
+// EngineCore: op dispatch onto thread actors, a turn's start and end, interrupts, and the engine's threads.
+// The services it delegates to (turn and steer admission, waits, policy ops) are in their own units
+// (docs/architecture.md, The engine's files).
 #include "engine/engine_core.h"
 
 #include <algorithm>
@@ -30,53 +32,6 @@ std::string thread_of(const Op& op) {
   return "";
 }
 
-// A turn's input: a string, an array of content blocks, or {content: [...]}.
-Result<std::vector<ContentBlock>> parse_input(const json& input) {
-  if (input.is_string()) {
-    if (input.get_ref<const std::string&>().empty()) return fail(codes::kInputInvalid, "the input is empty");
-    ContentBlock block;
-    block.text = input.get<std::string>();
-    return std::vector<ContentBlock>{std::move(block)};
-  }
-  const json* blocks = &input;
-  if (input.is_object() && input.contains("content")) blocks = &input["content"];
-  auto content = content_from_json(*blocks);
-  if (!content)
-    return fail(codes::kInputInvalid,
-                "the input is not text or content blocks: " + content.error().message());
-  if (content->empty()) return fail(codes::kInputInvalid, "the input is empty");
-  return content;
-}
-
-std::string first_line(const std::vector<ContentBlock>& content) {
-  for (const ContentBlock& block : content) {
-    if (block.kind != ContentBlock::Kind::kText) continue;
-    std::string line = block.text.substr(0, block.text.find('\n'));
-    const size_t start = line.find_first_not_of(" \t\r");
-    if (start == std::string::npos) continue;
-    line = line.substr(start);
-    if (line.size() > 80) line = line.substr(0, utf8_prefix_length(line, 77)) + "...";
-    return line;
-  }
-  return "New thread";
-}
-
-// A budget parameter: absent, or an integer from 1 to kMaxBudgetTokens (invalid_argument otherwise).
-Result<std::optional<int64_t>> budget_param(const json& params, const char* name) {
-  if (!params.contains(name)) return std::nullopt;
-  const json& value = params[name];
-  // An integer above INT64_MAX parses as unsigned: compare before converting.
-  const bool in_range = (value.is_number_unsigned() && value.get<uint64_t>() >= 1 &&
-                         value.get<uint64_t>() <= static_cast<uint64_t>(kMaxBudgetTokens)) ||
-                        (value.is_number_integer() && !value.is_number_unsigned() && value.get<int64_t>() >= 1 &&
-                         value.get<int64_t>() <= kMaxBudgetTokens);
-  if (!in_range) {
-    return fail(codes::kInvalidArgument, std::string("'") + name + "' must be an integer from 1 to " +
-                                             std::to_string(kMaxBudgetTokens));
-  }
-  return value.get<int64_t>();
-}
-
 }  // namespace
 
 int64_t raised_budget(std::optional<int64_t> budget, int64_t extra) {
@@ -84,17 +39,6 @@ int64_t raised_budget(std::optional<int64_t> budget, int64_t extra) {
   const int64_t base = std::clamp<int64_t>(budget.value_or(0), 0, kMaxBudgetTokens);
   return std::min(base + std::clamp<int64_t>(extra, 0, kMaxBudgetTokens), kMaxBudgetTokens);
 }
-
-namespace {
-
-bool has_image(const std::vector<ContentBlock>& content) {
-  for (const ContentBlock& block : content) {
-    if (block.kind == ContentBlock::Kind::kImage) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 // ---- AsioScheduler ----
 
@@ -334,7 +278,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
   if (op.method == "initialize") {
     ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", unfinished_runs()}});
     // A client connecting (after a restart, say) is shown what is asked of it.
-    if (op.params.value("subscribe", true)) resend_waits();
+    if (op.params.value("subscribe", true)) waits_.resend_waits();
   } else if (op.method == "thread.create") {
     run_store_command(nullptr, op);
   } else if (op.method == "thread.list") {
@@ -344,7 +288,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
   } else if (op.method == "queue.list") {
     list_queue(op);
   } else if (op.method.starts_with("policy.")) {
-    change_policy(nullptr, op);
+    policy_ops_.handle("", op);
   } else {
     reject(op, "", Error(codes::kInvalidCommand, "'" + op.method + "' needs a threadId, or is not a method"));
   }
@@ -376,9 +320,9 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   if (auto accepted = thread_accepts(actor->activity(), method); !accepted) {
     return reject(op, actor->thread_id, accepted.error());
   }
-  if (method.starts_with("policy.")) return change_policy(actor, op);
-  if (method == "approval.response") return respond_approval(actor, op);
-  if (method == "interaction.response") return respond_interaction(actor, op);
+  if (method.starts_with("policy.")) return policy_ops_.handle(actor->thread_id, op);
+  if (method == "approval.response") return waits_.respond_approval(actor, op);
+  if (method == "interaction.response") return waits_.respond_interaction(actor, op);
   if (method == "turn.submit") return submit_turn(actor, op);
   if (method == "turn.input") return route_input(actor, op);
   if (method == "turn.enqueue") return enqueue_input(actor, op);
@@ -388,7 +332,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   if (method == "run.resolveUncertain") return resolve_uncertain(actor, op);
   if (method == "queue.update") {
     // A queued input becomes a turn's input later: it must be one now.
-    if (auto content = turn_input(op.params.value("input", json())); !content) {
+    if (auto content = turn_admission_.input(op.params.value("input", json())); !content) {
       return reject(op, actor->thread_id, content.error());
     }
   }
@@ -482,7 +426,7 @@ void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, cons
   // from memory could be followed by a crash that leaves the run to recovery, which would take it up again.
   actor->defer_interrupt(op);
   // A held wait has no runner to see the cancel: its continuation answers the open calls as interrupted.
-  if (actor->held()) continue_held(actor);
+  if (actor->held()) waits_.continue_held(actor);
 }
 
 void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
@@ -510,54 +454,6 @@ void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& act
   }
 }
 
-Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction& tx,
-                                                                    const std::string& thread_id,
-                                                                    const std::vector<ContentBlock>& content,
-                                                                    std::optional<int64_t> budget) {
-  AdmittedTurn a;
-  ThreadRecord thread = KEEL_TRY(threads_.get_live(tx, thread_id));
-  // A call whose outcome is unknown has no result yet: no turn may build on that history until the person
-  // resolved it (run.resolveUncertain).
-  if (auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));
-      latest && latest->state == RunState::kPausedUncertain) {
-    return fail(codes::kRunUncertain, "run " + latest->id +
-                                          " stopped in a write whose outcome is unknown; resolve it first "
-                                          "(run.resolveUncertain: retry, mark_done or fail)");
-  }
-  // A title a person gave at thread.create stays: no fallback title, no title task.
-  a.first_turn = !thread.leaf_node_id.has_value() && !thread.title_given;
-  a.first_line = first_line(content);
-  RunRecord run;
-  run.id = deps_.ids->next_id();
-  run.thread_id = thread_id;
-  run.turn_id = deps_.ids->next_id();
-  run.turn_kind = "user";
-  run.state = RunState::kStreamingModel;
-  run.budget_tokens = budget;
-  run.usage = json::object();
-  // The environment the run starts with, frozen with it (spec §5).
-  EnvironmentSnapshotRecord environment = KEEL_TRY(capture_environment(
-      deps_.ids->next_id(), options_.model, options_.transport, *deps_.tools->snapshot()));
-  run.snapshot_id = KEEL_TRY(snapshots_.put(tx, std::move(environment))).id;
-  a.run = KEEL_TRY(runs_.create(tx, std::move(run)));
-  NewNode turn_context;
-  turn_context.id = deps_.ids->next_id();
-  turn_context.thread_id = thread_id;
-  turn_context.kind = NodeKind::kTurnContext;
-  turn_context.run_id = a.run.id;
-  turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", options_.model.model}};
-  KEEL_TRY(threads_.append(tx, std::move(turn_context)));
-  NewNode user;
-  user.id = deps_.ids->next_id();
-  user.thread_id = thread_id;
-  user.kind = NodeKind::kUserMessage;
-  user.run_id = a.run.id;
-  user.body = KEEL_TRY(encode_user_message(UserMessageBody{.content = content}));
-  a.user = KEEL_TRY(threads_.append(tx, std::move(user)));
-  if (a.first_turn) a.titled = KEEL_TRY(threads_.set_title(tx, thread_id, a.first_line));
-  return a;
-}
-
 void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,
                                      const AdmittedTurn& admitted) {
   const std::string& thread_id = actor->thread_id;
@@ -577,14 +473,6 @@ void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,
   start_runner(actor, run, admitted.first_turn, admitted.first_line);
 }
 
-Result<std::vector<ContentBlock>> EngineCore::Impl::turn_input(const json& input) const {
-  auto content = KEEL_TRY(parse_input(input));
-  if (!options_.model.vision && has_image(content)) {
-    return fail(codes::kImageUnsupported, "the model '" + options_.model.model + "' does not accept images");
-  }
-  return content;
-}
-
 void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
                                    json result_extra) {
   const std::string& thread_id = actor->thread_id;
@@ -594,7 +482,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
                         "a turn is already running on this thread; steer it, enqueue the input, "
                         "or interrupt it first"));
   }
-  auto content = turn_input(op.params.value("input", json()));
+  auto content = turn_admission_.input(op.params.value("input", json()));
   if (!content) return reject(op, thread_id, content.error());
   auto asked_budget = budget_param(op.params, "budgetTokens");
   if (!asked_budget) return reject(op, thread_id, asked_budget.error());
@@ -604,7 +492,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
 
   std::optional<AdmittedTurn> admitted;
   auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
-    admitted = KEEL_TRY(admit_turn(tx, thread_id, *content, budget));
+    admitted = KEEL_TRY(turn_admission_.admit(tx, thread_id, *content, budget));
     json result = {
         {"turnId", admitted->run.turn_id}, {"runId", admitted->run.id}, {"userNodeId", admitted->user.id}};
     for (auto& [key, value] : result_extra.items()) result[key] = value;
@@ -670,6 +558,17 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   }
 }
 
+void EngineCore::Impl::continue_turn(std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel,
+                                     std::shared_ptr<const ToolRegistryGeneration> generation) {
+  enter_running();
+  spawn_turn_runner(*this, std::move(actor), std::move(run), std::move(cancel), /*continuing=*/true,
+                    std::move(generation));
+}
+
+void EngineCore::Impl::arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer) {
+  waits_.arm_timer(actor, timer);
+}
+
 void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
   if (actor->held()) {  // the turn waits durably: it keeps the thread
     // An interrupt that came while the runner was writing its wait (it waited for steer admissions first)
@@ -678,7 +577,7 @@ void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, 
       if (shutdown_.is_cancelled()) {
         answer_interrupts(actor, final_state);
       } else {
-        continue_held(actor);
+        waits_.continue_held(actor);
       }
     }
     leave_running();

@@ -123,7 +123,7 @@ void EngineCore::Impl::recover_runs() {
     auto actor = actor_for(run.thread_id);
     asio::post(actor->strand, [this, actor, run = std::move(run)] {
       if (activity_after_recovery(run).state == ThreadActivity::State::kWaiting) {
-        restore_wait(actor, run);
+        waits_.restore_wait(actor, run);
       } else {
         restore_running(actor, run);
       }
