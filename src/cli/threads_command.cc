@@ -1,9 +1,13 @@
 // keel threads list | show | fork | select | delete — the store's threads without running an engine.
 //
-// list and show only read, so they work beside a running `keel serve` (WAL readers never block it). fork,
-// select and delete are the receipted store commands (store/commands.h); they take the store lock, so they
-// are refused while an engine runs on the store (a client of that engine sends thread.fork etc. instead),
-// and, like the engine, they refuse a thread whose last run is still executing or waiting for a person.
+// list and show only read, so they work beside a running `keel serve` (WAL readers never block it); they
+// print the protocol's shapes (engine/thread_views.h: thread.list's entries and thread.read's result), with
+// a few additions a person needs (each thread's latest run, a thread's branches and parent). fork, select
+// and delete are the receipted store commands the engine runs for thread.fork, thread.selectBranch and
+// thread.delete (store/commands.h); they take the store lock, so they are refused while an engine runs on
+// the store (a client of that engine sends thread.fork etc. instead). Whether the thread takes the change
+// is the engine's rule (engine/thread_admission.h), applied to what the next engine's recovery will make
+// of the thread's latest run: a run left waiting for a person holds it, a run left executing runs again.
 #include <ctime>
 #include <iomanip>
 #include <ostream>
@@ -12,6 +16,8 @@
 #include "cli/commands.h"
 #include "cli/engine_host.h"
 #include "cli/event_renderer.h"
+#include "engine/thread_admission.h"
+#include "engine/thread_views.h"
 #include "keel/clock.h"
 #include "keel/ids.h"
 #include "store/commands.h"
@@ -34,24 +40,6 @@ std::string local_time(int64_t unix_ms) {
   return out.str();
 }
 
-json thread_json(const ThreadRecord& t) {
-  return {{"threadId", t.id},
-          {"title", t.title},
-          {"revision", t.revision},
-          {"leafNodeId", t.leaf_node_id ? json(*t.leaf_node_id) : json(nullptr)},
-          {"parentThreadId", t.parent_thread_id ? json(*t.parent_thread_id) : json(nullptr)},
-          {"createdAt", t.created_at},
-          {"updatedAt", t.updated_at}};
-}
-
-json run_json(const RunRecord& run) {
-  return {{"runId", run.id},
-          {"turnId", run.turn_id},
-          {"state", std::string(to_string(run.state))},
-          {"stopReason", run.stop_reason ? json(*run.stop_reason) : json(nullptr)},
-          {"usage", run.usage}};
-}
-
 // The store could not be opened: exit 2 (setup); the command itself was refused: exit 1.
 int print_error(const CommandContext& context, const Error& error, int status = kExitFailed) {
   *context.err << "keel threads: " << error.to_string() << "\n";
@@ -64,14 +52,13 @@ int list_threads(const CommandContext& context, Store& store, bool as_json) {
   RunRepository runs(clock);
   auto tx = store.begin(TxMode::kRead);
   if (!tx) return print_error(context, tx.error());
-  auto list = threads.list(**tx);
+  auto list = list_threads_view(**tx, threads);
   if (!list) return print_error(context, list.error());
-  json out = json::array();
-  for (const ThreadRecord& t : *list) {
-    json entry = thread_json(t);
-    auto latest = runs.latest_for_thread(**tx, t.id);
-    entry["latestRun"] = latest && *latest ? run_json(**latest) : json(nullptr);
-    out.push_back(std::move(entry));
+  // thread.list's entries, each with its latest run as thread.read shows it.
+  json out = std::move((*list)["threads"]);
+  for (json& entry : out) {
+    auto latest = runs.latest_for_thread(**tx, entry.value("threadId", ""));
+    entry["latestRun"] = latest && *latest ? run_summary_json(**latest) : json(nullptr);
   }
   if (as_json) {
     *context.out << json{{"threads", out}}.dump() << "\n";
@@ -128,31 +115,20 @@ int show_thread(const CommandContext& context, Store& store, const ThreadsOption
   RunRepository runs(clock);
   auto tx = store.begin(TxMode::kRead);
   if (!tx) return print_error(context, tx.error());
+  // thread.read's result, with the thread's parent and branches.
+  auto view = read_thread_view(**tx, threads, runs, options.thread_id);
+  if (!view) return print_error(context, view.error());
   auto thread = threads.get_live(**tx, options.thread_id);
   if (!thread) return print_error(context, thread.error());
-  json nodes = json::array();
-  if (thread->leaf_node_id) {
-    auto path = threads.path_to(**tx, *thread->leaf_node_id);
-    if (!path) return print_error(context, path.error());
-    for (const NodeRecord& node : *path) {
-      nodes.push_back({{"id", node.id},
-                       {"kind", std::string(to_string(node.kind))},
-                       {"runId", node.run_id ? json(*node.run_id) : json(nullptr)},
-                       {"body", node.body},
-                       {"createdAt", node.created_at}});
-    }
-  }
   auto branches = threads.list_branches(**tx, thread->id);
   if (!branches) return print_error(context, branches.error());
   json branch_list = json::array();
   for (const BranchInfo& branch : *branches) {
     branch_list.push_back({{"leafNodeId", branch.leaf_node_id}, {"selected", branch.selected}});
   }
-  auto latest = runs.latest_for_thread(**tx, thread->id);
-  json out = thread_json(*thread);
-  out["nodes"] = nodes;
+  json out = std::move(*view);
+  out["parentThreadId"] = thread->parent_thread_id ? json(*thread->parent_thread_id) : json(nullptr);
   out["branches"] = branch_list;
-  out["latestRun"] = latest && *latest ? run_json(**latest) : json(nullptr);
   if (options.json) {
     *context.out << out.dump() << "\n";
     return kExitOk;
@@ -162,7 +138,7 @@ int show_thread(const CommandContext& context, Store& store, const ThreadsOption
     << thread->id << "\n";
   if (thread->parent_thread_id) o << "forked from " << *thread->parent_thread_id << "\n";
   o << "\n";
-  for (const json& node : nodes) print_node(o, terminal_safe_json(node));
+  for (const json& node : out["nodes"]) print_node(o, terminal_safe_json(node));
   if (!out["latestRun"].is_null()) {
     o << "\nlast run: " << out["latestRun"].value("state", "") << "\n";
   }
@@ -175,37 +151,19 @@ int show_thread(const CommandContext& context, Store& store, const ThreadsOption
   return kExitOk;
 }
 
-// Refuses, as the engine would, a change to a thread whose last run has not ended or waits for a person.
-Result<void> check_thread_at_rest(Store& store, const std::string& thread_id) {
+// The engine's rule (engine/thread_admission.h) for `method` on the thread, as the next engine will see
+// it: its latest run as recovery takes it up.
+Result<void> check_thread_accepts(Store& store, const std::string& thread_id, const std::string& method) {
   SystemClock clock;
   RunRepository runs(clock);
   auto tx = KEEL_TRY(store.begin(TxMode::kRead));
   auto latest = KEEL_TRY(runs.latest_for_thread(*tx, thread_id));
   if (!latest) return {};
-  switch (latest->state) {
-    case RunState::kWaitingApproval:
-    case RunState::kWaitingInteraction:
-    case RunState::kPausedUncertain:
-      return fail("thread.waiting", "the thread's run waits for a person (" + std::string(to_string(latest->state)) +
-                                        "): answer it with keel resume " + thread_id + " first");
-    default:
-      if (!is_terminal(latest->state)) {
-        return fail("thread.busy", "the thread's last run did not end; keel resume " + thread_id + " continues it");
-      }
-      return {};
-  }
+  return thread_accepts(activity_after_recovery(*latest), method);
 }
 
 int change_thread(const CommandContext& context, Store& store, const ThreadsOptions& options) {
-  if (auto at_rest = check_thread_at_rest(store, options.thread_id); !at_rest) {
-    return print_error(context, at_rest.error());
-  }
-  SystemClock clock;
-  UuidV7Source ids(clock);
-  StoreCommands commands(store, clock, ids);
   CommandRequest request;
-  request.client_id = "cli-threads";
-  request.submission_id = ids.next_id();
   json payload = {{"threadId", options.thread_id}};
   if (options.action == "fork") {
     request.type = "thread.fork";
@@ -217,6 +175,16 @@ int change_thread(const CommandContext& context, Store& store, const ThreadsOpti
   } else {
     request.type = "thread.delete";
   }
+  if (auto accepted = check_thread_accepts(store, options.thread_id, request.type); !accepted) {
+    print_error(context, accepted.error());
+    *context.err << "keel threads: keel resume " << options.thread_id << " continues the thread's turn\n";
+    return kExitFailed;
+  }
+  SystemClock clock;
+  UuidV7Source ids(clock);
+  StoreCommands commands(store, clock, ids);
+  request.client_id = "cli-threads";
+  request.submission_id = ids.next_id();
   request.payload = payload;
   auto result = commands.execute(request);
   if (!result) return print_error(context, result.error());

@@ -55,7 +55,7 @@ std::vector<PlannedCall> CallExecutor::plan(const AssembledResponse& response) {
     // Spec §2: an empty id, or one the thread's history already has, gets a thread-unique replacement
     // before it is persisted.
     planned.tool_call_id = call.provider_id;
-    if (planned.tool_call_id.empty() || turn_.actor->context.uses_tool_call_id(planned.tool_call_id) ||
+    if (planned.tool_call_id.empty() || turn_.actor->context().uses_tool_call_id(planned.tool_call_id) ||
         in_response.contains(planned.tool_call_id)) {
       planned.tool_call_id = "call_" + turn_.new_id();
     }

@@ -76,7 +76,7 @@ asio::awaitable<void> DurableWait::suspend(PlannedCall call, CallDecision decisi
   held.kind = approval ? "approval" : "interaction";
   held.id = wait.id;
   held.tools = turn_.tools;  // the answer is checked, and the continuation bound, with this run's generation
-  turn_.actor->waiting = std::move(held);
+  turn_.actor->hold(std::move(held));
   turn_.publish(std::move(*written));
   if (!approval && wait.interaction->due_at) turn_.engine.arm_timer(turn_.actor, *wait.interaction);
 }

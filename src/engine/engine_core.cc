@@ -1,4 +1,6 @@
-// EngineCore: op dispatch onto thread actors, turn admission, and the engine's threads.
+// EngineCore: op dispatch onto thread actors, a turn's start and end, interrupts, and the engine's threads.
+// The services it delegates to (turn and steer admission, waits, policy ops) are in their own units
+// (docs/architecture.md, The engine's files).
 #include "engine/engine_core.h"
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
 #include "engine/run_environment.h"
+#include "engine/thread_views.h"
 #include "store/event_epoch.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
@@ -29,53 +32,6 @@ std::string thread_of(const Op& op) {
   return "";
 }
 
-// A turn's input: a string, an array of content blocks, or {content: [...]}.
-Result<std::vector<ContentBlock>> parse_input(const json& input) {
-  if (input.is_string()) {
-    if (input.get_ref<const std::string&>().empty()) return fail(codes::kInputInvalid, "the input is empty");
-    ContentBlock block;
-    block.text = input.get<std::string>();
-    return std::vector<ContentBlock>{std::move(block)};
-  }
-  const json* blocks = &input;
-  if (input.is_object() && input.contains("content")) blocks = &input["content"];
-  auto content = content_from_json(*blocks);
-  if (!content)
-    return fail(codes::kInputInvalid,
-                "the input is not text or content blocks: " + content.error().message());
-  if (content->empty()) return fail(codes::kInputInvalid, "the input is empty");
-  return content;
-}
-
-std::string first_line(const std::vector<ContentBlock>& content) {
-  for (const ContentBlock& block : content) {
-    if (block.kind != ContentBlock::Kind::kText) continue;
-    std::string line = block.text.substr(0, block.text.find('\n'));
-    const size_t start = line.find_first_not_of(" \t\r");
-    if (start == std::string::npos) continue;
-    line = line.substr(start);
-    if (line.size() > 80) line = line.substr(0, utf8_prefix_length(line, 77)) + "...";
-    return line;
-  }
-  return "New thread";
-}
-
-// A budget parameter: absent, or an integer from 1 to kMaxBudgetTokens (invalid_argument otherwise).
-Result<std::optional<int64_t>> budget_param(const json& params, const char* name) {
-  if (!params.contains(name)) return std::nullopt;
-  const json& value = params[name];
-  // An integer above INT64_MAX parses as unsigned: compare before converting.
-  const bool in_range = (value.is_number_unsigned() && value.get<uint64_t>() >= 1 &&
-                         value.get<uint64_t>() <= static_cast<uint64_t>(kMaxBudgetTokens)) ||
-                        (value.is_number_integer() && !value.is_number_unsigned() && value.get<int64_t>() >= 1 &&
-                         value.get<int64_t>() <= kMaxBudgetTokens);
-  if (!in_range) {
-    return fail(codes::kInvalidArgument, std::string("'") + name + "' must be an integer from 1 to " +
-                                             std::to_string(kMaxBudgetTokens));
-  }
-  return value.get<int64_t>();
-}
-
 }  // namespace
 
 int64_t raised_budget(std::optional<int64_t> budget, int64_t extra) {
@@ -83,17 +39,6 @@ int64_t raised_budget(std::optional<int64_t> budget, int64_t extra) {
   const int64_t base = std::clamp<int64_t>(budget.value_or(0), 0, kMaxBudgetTokens);
   return std::min(base + std::clamp<int64_t>(extra, 0, kMaxBudgetTokens), kMaxBudgetTokens);
 }
-
-namespace {
-
-bool has_image(const std::vector<ContentBlock>& content) {
-  for (const ContentBlock& block : content) {
-    if (block.kind == ContentBlock::Kind::kImage) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 // ---- AsioScheduler ----
 
@@ -213,9 +158,7 @@ void EngineCore::Impl::stop_for_store_failure() {
   {
     std::lock_guard<std::mutex> guard(actors_mu_);
     for (auto& [id, actor] : actors_) {
-      asio::post(actor->strand, [actor] {
-        if (actor->active) actor->active->cancel.cancel("the store refuses writes");
-      });
+      asio::post(actor->strand, [actor] { actor->cancel_turn("the store refuses writes"); });
     }
   }
   report_store_failure_when_idle();
@@ -237,9 +180,7 @@ EngineCore::Impl::~Impl() {
   {
     std::lock_guard<std::mutex> guard(actors_mu_);
     for (auto& [id, actor] : actors_) {
-      asio::post(actor->strand, [actor] {
-        if (actor->active) actor->active->cancel.cancel("the engine is shutting down");
-      });
+      asio::post(actor->strand, [actor] { actor->cancel_turn("the engine is shutting down"); });
     }
   }
   {
@@ -253,7 +194,7 @@ EngineCore::Impl::~Impl() {
   io_.stop();
   for (std::thread& thread : io_threads_) thread.join();
   std::lock_guard<std::mutex> guard(actors_mu_);
-  for (auto& [id, actor] : actors_) actor->waiting.reset();  // their timers, while the io_context lives
+  for (auto& [id, actor] : actors_) (void)actor->release();  // their timers, while the io_context lives
   // A model transfer or a tool still running reports to an inbox after this; the report is dropped.
   io_lifetime_->end();
 }
@@ -261,7 +202,7 @@ EngineCore::Impl::~Impl() {
 std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thread_id) {
   std::lock_guard<std::mutex> guard(actors_mu_);
   auto& actor = actors_[thread_id];
-  if (!actor) actor = std::make_shared<ThreadActor>(thread_id, asio::make_strand(io_));
+  if (!actor) actor = std::make_shared<ThreadActor>(thread_id, asio::make_strand(io_), io_lifetime_);
   return actor;
 }
 
@@ -337,7 +278,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
   if (op.method == "initialize") {
     ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", unfinished_runs()}});
     // A client connecting (after a restart, say) is shown what is asked of it.
-    if (op.params.value("subscribe", true)) resend_waits();
+    if (op.params.value("subscribe", true)) waits_.resend_waits();
   } else if (op.method == "thread.create") {
     run_store_command(nullptr, op);
   } else if (op.method == "thread.list") {
@@ -347,7 +288,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
   } else if (op.method == "queue.list") {
     list_queue(op);
   } else if (op.method.starts_with("policy.")) {
-    change_policy(nullptr, op);
+    policy_ops_.handle("", op);
   } else {
     reject(op, "", Error(codes::kInvalidCommand, "'" + op.method + "' needs a threadId, or is not a method"));
   }
@@ -376,19 +317,12 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   // A duplicate submission replays its first answer whatever the thread does now (spec §5.1): the turn
   // it started may still run or wait, and the state checks below would refuse the duplicate instead.
   if (replay_receipt(actor->thread_id, op)) return;
-  if (actor->stranded && method != "turn.interrupt") return reject(op, actor->thread_id, *actor->stranded);
-  if (actor->waiting && !allowed_while_waiting(method)) {
-    return reject(op, actor->thread_id,
-                  Error(codes::kThreadWaiting,
-                        "the thread waits for " +
-                            std::string(actor->waiting->kind == "approval" ? "an approval" : "an answer") +
-                            " (" + actor->waiting->id +
-                            "); until it continues only "
-                            "enqueue, interrupt and the response are accepted"));
+  if (auto accepted = thread_accepts(actor->activity(), method); !accepted) {
+    return reject(op, actor->thread_id, accepted.error());
   }
-  if (method.starts_with("policy.")) return change_policy(actor, op);
-  if (method == "approval.response") return respond_approval(actor, op);
-  if (method == "interaction.response") return respond_interaction(actor, op);
+  if (method.starts_with("policy.")) return policy_ops_.handle(actor->thread_id, op);
+  if (method == "approval.response") return waits_.respond_approval(actor, op);
+  if (method == "interaction.response") return waits_.respond_interaction(actor, op);
   if (method == "turn.submit") return submit_turn(actor, op);
   if (method == "turn.input") return route_input(actor, op);
   if (method == "turn.enqueue") return enqueue_input(actor, op);
@@ -398,18 +332,11 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
   if (method == "run.resolveUncertain") return resolve_uncertain(actor, op);
   if (method == "queue.update") {
     // A queued input becomes a turn's input later: it must be one now.
-    if (auto content = turn_input(op.params.value("input", json())); !content) {
+    if (auto content = turn_admission_.input(op.params.value("input", json())); !content) {
       return reject(op, actor->thread_id, content.error());
     }
   }
-  if (StoreCommands::handles(method)) {
-    // Moving the leaf or deleting the thread under a running turn would pull its history away.
-    if (actor->active && (method == "thread.delete" || method == "thread.selectBranch")) {
-      return reject(op, actor->thread_id,
-                    Error(codes::kThreadBusy, "a turn is running on this thread; interrupt it first"));
-    }
-    return run_store_command(actor, op);
-  }
+  if (StoreCommands::handles(method)) return run_store_command(actor, op);
   reject(op, actor->thread_id, Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
 }
 
@@ -427,25 +354,10 @@ void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& act
   } else if (op.method == "thread.fork") {
     publish("thread.updated", thread_id, outcome.result);
   } else {
-    if (op.method == "thread.selectBranch" && actor) actor->context.invalidate();
+    if (op.method == "thread.selectBranch" && actor) actor->context().invalidate();
     publish("thread.updated", thread_id, outcome.result);
   }
 }
-
-namespace {
-
-json queue_items_json(const std::vector<QueuedInput>& items) {
-  json list = json::array();
-  for (const QueuedInput& item : items) {
-    list.push_back({{"itemId", item.id},
-                    {"position", item.position},
-                    {"input", item.input},
-                    {"revision", item.revision}});
-  }
-  return list;
-}
-
-}  // namespace
 
 void EngineCore::Impl::publish_queue(const std::string& thread_id) {
   auto tx = store().begin(TxMode::kRead);
@@ -477,18 +389,9 @@ void EngineCore::Impl::list_queue(const Op& op) {
 void EngineCore::Impl::list_threads(const Op& op) {
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return reject(op, "", tx.error());
-  auto threads = threads_.list(**tx);
-  if (!threads) return reject(op, "", threads.error());
-  json list = json::array();
-  for (const ThreadRecord& t : *threads) {
-    list.push_back({{"threadId", t.id},
-                    {"title", t.title},
-                    {"revision", t.revision},
-                    {"leafNodeId", t.leaf_node_id ? json(*t.leaf_node_id) : json(nullptr)},
-                    {"parentThreadId", t.parent_thread_id ? json(*t.parent_thread_id) : json(nullptr)},
-                    {"updatedAt", t.updated_at}});
-  }
-  ack(op, "", {{"threads", list}});
+  auto list = list_threads_view(**tx, threads_);
+  if (!list) return reject(op, "", list.error());
+  ack(op, "", std::move(*list));
 }
 
 void EngineCore::Impl::read_thread(const Op& op) {
@@ -498,66 +401,38 @@ void EngineCore::Impl::read_thread(const Op& op) {
   const uint64_t last_seq = bus_.last_seq(thread_id);
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return reject(op, thread_id, tx.error());
-  auto thread = threads_.get_live(**tx, thread_id);
-  if (!thread) return reject(op, thread_id, thread.error());
-  json nodes = json::array();
-  if (thread->leaf_node_id) {
-    auto path = threads_.path_to(**tx, *thread->leaf_node_id);
-    if (!path) return reject(op, thread_id, path.error());
-    for (const NodeRecord& node : *path) {
-      nodes.push_back({{"id", node.id},
-                       {"kind", to_string(node.kind)},
-                       {"runId", node.run_id ? json(*node.run_id) : json(nullptr)},
-                       {"body", node.body},
-                       {"createdAt", node.created_at}});
-    }
-  }
-  auto latest = runs_.latest_for_thread(**tx, thread_id);
-  json run = nullptr;
-  if (latest && *latest) {
-    run = {{"runId", (*latest)->id},
-           {"turnId", (*latest)->turn_id},
-           {"state", to_string((*latest)->state)},
-           {"stopReason", (*latest)->stop_reason ? json(*(*latest)->stop_reason) : json(nullptr)},
-           {"usage", (*latest)->usage}};
-  }
-  ack(op, thread_id,
-      {{"threadId", thread->id},
-       {"title", thread->title},
-       {"revision", thread->revision},
-       {"leafNodeId", thread->leaf_node_id ? json(*thread->leaf_node_id) : json(nullptr)},
-       {"nodes", nodes},
-       {"latestRun", run},
-       {"lastSeq", last_seq}});
+  auto view = read_thread_view(**tx, threads_, runs_, thread_id);
+  if (!view) return reject(op, thread_id, view.error());
+  (*view)["lastSeq"] = last_seq;
+  ack(op, thread_id, std::move(*view));
 }
 
 void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   // Always allowed (spec §3): with nothing running it is acknowledged as a no-op.
   const std::string turn_id = op.params.value("turnId", "");
-  if (!actor->active || (!turn_id.empty() && turn_id != actor->active->turn_id)) {
+  if (!actor->turn() || (!turn_id.empty() && turn_id != actor->turn()->turn_id)) {
     return ack(op, actor->thread_id, {{"interrupted", false}});
   }
   // The decision, in one step on the strand: no steer enters the turn from now on (its gate refuses with
   // turn.ended, whatever the runner does before it sees the cancel), and the runner is woken wherever it
   // waits to write the interrupted state.
-  (void)actor->gate->interrupt();
-  actor->active->cancel.cancel("interrupted by the user");
-  if (actor->waiting && shutdown_.is_cancelled()) {
+  actor->interrupt("interrupted by the user");
+  if (actor->held() && shutdown_.is_cancelled()) {
     // No continuation runs any more: the wait stays in the store, and the next start restores it.
     return reject(op, actor->thread_id,
                   Error(codes::kEngineShutdown, "the engine is shutting down; the wait was not withdrawn"));
   }
   // Answered when the runner has ended and its terminal state is committed (answer_interrupts): an ACK
   // from memory could be followed by a crash that leaves the run to recovery, which would take it up again.
-  actor->active->interrupts.push_back(op);
+  actor->defer_interrupt(op);
   // A held wait has no runner to see the cancel: its continuation answers the open calls as interrupted.
-  if (actor->waiting) continue_held(actor);
+  if (actor->held()) waits_.continue_held(actor);
 }
 
 void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
-  if (!actor->active || actor->active->interrupts.empty()) return;
-  const std::vector<Op> waiting = std::exchange(actor->active->interrupts, {});
-  const std::string& turn_id = actor->active->turn_id;
+  if (!actor->has_interrupts()) return;
+  const std::vector<Op> waiting = actor->take_interrupts();
+  const std::string turn_id = actor->turn()->turn_id;
   for (const Op& op : waiting) {
     if (is_terminal(final_state)) {
       // The turn may have ended otherwise just before the interrupt reached it (its final reply had
@@ -579,54 +454,6 @@ void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& act
   }
 }
 
-Result<EngineCore::Impl::AdmittedTurn> EngineCore::Impl::admit_turn(Transaction& tx,
-                                                                    const std::string& thread_id,
-                                                                    const std::vector<ContentBlock>& content,
-                                                                    std::optional<int64_t> budget) {
-  AdmittedTurn a;
-  ThreadRecord thread = KEEL_TRY(threads_.get_live(tx, thread_id));
-  // A call whose outcome is unknown has no result yet: no turn may build on that history until the person
-  // resolved it (run.resolveUncertain).
-  if (auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));
-      latest && latest->state == RunState::kPausedUncertain) {
-    return fail(codes::kRunUncertain, "run " + latest->id +
-                                          " stopped in a write whose outcome is unknown; resolve it first "
-                                          "(run.resolveUncertain: retry, mark_done or fail)");
-  }
-  // A title a person gave at thread.create stays: no fallback title, no title task.
-  a.first_turn = !thread.leaf_node_id.has_value() && !thread.title_given;
-  a.first_line = first_line(content);
-  RunRecord run;
-  run.id = deps_.ids->next_id();
-  run.thread_id = thread_id;
-  run.turn_id = deps_.ids->next_id();
-  run.turn_kind = "user";
-  run.state = RunState::kStreamingModel;
-  run.budget_tokens = budget;
-  run.usage = json::object();
-  // The environment the run starts with, frozen with it (spec §5).
-  EnvironmentSnapshotRecord environment = KEEL_TRY(capture_environment(
-      deps_.ids->next_id(), options_.model, options_.transport, *deps_.tools->snapshot()));
-  run.snapshot_id = KEEL_TRY(snapshots_.put(tx, std::move(environment))).id;
-  a.run = KEEL_TRY(runs_.create(tx, std::move(run)));
-  NewNode turn_context;
-  turn_context.id = deps_.ids->next_id();
-  turn_context.thread_id = thread_id;
-  turn_context.kind = NodeKind::kTurnContext;
-  turn_context.run_id = a.run.id;
-  turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", options_.model.model}};
-  KEEL_TRY(threads_.append(tx, std::move(turn_context)));
-  NewNode user;
-  user.id = deps_.ids->next_id();
-  user.thread_id = thread_id;
-  user.kind = NodeKind::kUserMessage;
-  user.run_id = a.run.id;
-  user.body = KEEL_TRY(encode_user_message(UserMessageBody{.content = content}));
-  a.user = KEEL_TRY(threads_.append(tx, std::move(user)));
-  if (a.first_turn) a.titled = KEEL_TRY(threads_.set_title(tx, thread_id, a.first_line));
-  return a;
-}
-
 void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,
                                      const AdmittedTurn& admitted) {
   const std::string& thread_id = actor->thread_id;
@@ -646,24 +473,16 @@ void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,
   start_runner(actor, run, admitted.first_turn, admitted.first_line);
 }
 
-Result<std::vector<ContentBlock>> EngineCore::Impl::turn_input(const json& input) const {
-  auto content = KEEL_TRY(parse_input(input));
-  if (!options_.model.vision && has_image(content)) {
-    return fail(codes::kImageUnsupported, "the model '" + options_.model.model + "' does not accept images");
-  }
-  return content;
-}
-
 void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
                                    json result_extra) {
   const std::string& thread_id = actor->thread_id;
-  if (actor->active) {
+  if (actor->turn()) {
     return reject(op, thread_id,
                   Error(codes::kTurnBusy,
                         "a turn is already running on this thread; steer it, enqueue the input, "
                         "or interrupt it first"));
   }
-  auto content = turn_input(op.params.value("input", json()));
+  auto content = turn_admission_.input(op.params.value("input", json()));
   if (!content) return reject(op, thread_id, content.error());
   auto asked_budget = budget_param(op.params, "budgetTokens");
   if (!asked_budget) return reject(op, thread_id, asked_budget.error());
@@ -673,7 +492,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
 
   std::optional<AdmittedTurn> admitted;
   auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
-    admitted = KEEL_TRY(admit_turn(tx, thread_id, *content, budget));
+    admitted = KEEL_TRY(turn_admission_.admit(tx, thread_id, *content, budget));
     json result = {
         {"turnId", admitted->run.turn_id}, {"runId", admitted->run.id}, {"userNodeId", admitted->user.id}};
     for (auto& [key, value] : result_extra.items()) result[key] = value;
@@ -681,7 +500,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   });
   if (!outcome) return reject(op, thread_id, outcome.error());
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  if (!outcome->replayed && admitted) open_gate(actor, admitted->run);
+  if (!outcome->replayed && admitted) actor->open_gate(admitted->run);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !admitted) return;
   announce_turn(actor, *admitted);
@@ -689,7 +508,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
 
 void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
-  if (actor->active) {
+  if (actor->turn()) {
     return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is already running on this thread"));
   }
   const std::string run_id = op.params.value("runId", "");
@@ -719,7 +538,7 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
     return runs_.transition(tx, run.id, run.revision, RunState::kStreamingModel, update);
   });
   if (!resumed) return reject(op, thread_id, resumed.error());
-  open_gate(actor, *resumed);
+  actor->open_gate(*resumed);
   ack(op, thread_id, {{"turnId", resumed->turn_id}, {"runId", resumed->id}});
   publish("run.updated", thread_id,
           {{"runId", resumed->id}, {"state", to_string(resumed->state)}, {"revision", resumed->revision}});
@@ -729,13 +548,8 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
 
 void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
                                     std::string first_input_text) {
-  actor->active.emplace();
-  actor->active->turn_id = run.turn_id;
-  actor->active->run_id = run.id;
-  actor->active->turn_kind = run.turn_kind;
-  CancellationToken cancel = actor->active->cancel.token();
-  if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
-  open_gate(actor, run);
+  CancellationToken cancel = actor->begin_turn(run);
+  if (shutdown_.is_cancelled()) actor->cancel_turn("the engine is shutting down");
   enter_running();
   spawn_turn_runner(*this, actor, std::move(run), std::move(cancel));
   if (first_turn && deps_.task_provider != nullptr && options_.task_model) {
@@ -744,30 +558,36 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   }
 }
 
-void EngineCore::Impl::open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
-  actor->gate->open(run.turn_id, run.id, run.turn_kind, actor->strand, io_lifetime_);
+void EngineCore::Impl::continue_turn(std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel,
+                                     std::shared_ptr<const ToolRegistryGeneration> generation) {
+  enter_running();
+  spawn_turn_runner(*this, std::move(actor), std::move(run), std::move(cancel), /*continuing=*/true,
+                    std::move(generation));
+}
+
+void EngineCore::Impl::arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer) {
+  waits_.arm_timer(actor, timer);
 }
 
 void EngineCore::Impl::turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state) {
-  if (actor->waiting) {  // the turn waits durably: it keeps the thread
+  if (actor->held()) {  // the turn waits durably: it keeps the thread
     // An interrupt that came while the runner was writing its wait (it waited for steer admissions first)
     // withdraws the wait now, as it would have a moment later.
-    if (actor->active && !actor->active->interrupts.empty()) {
+    if (actor->has_interrupts()) {
       if (shutdown_.is_cancelled()) {
         answer_interrupts(actor, final_state);
       } else {
-        continue_held(actor);
+        waits_.continue_held(actor);
       }
     }
     leave_running();
     return;
   }
   answer_interrupts(actor, final_state);
-  actor->gate->close();
-  actor->active.reset();
+  actor->finish();
   // Spec §3: after a normal end the next queued input starts at once; after an interrupt, a budget pause,
   // a failure or an uncertain pause the queue holds until the user resumes the run or starts it.
-  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled() && !actor->stranded)
+  if (final_state == RunState::kCompleted && !shutdown_.is_cancelled() && !actor->stranded())
     advance_queue(actor);
   leave_running();  // after advance_queue: a started turn is counted before this one is let go
 }

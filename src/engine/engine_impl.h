@@ -20,6 +20,11 @@
 #include "engine/engine_core.h"
 #include "engine/event_bus.h"
 #include "engine/io_lifetime.h"
+#include "engine/policy_ops.h"
+#include "engine/steer_admission.h"
+#include "engine/thread_actor.h"
+#include "engine/turn_admission.h"
+#include "engine/waits.h"
 #include "engine/tool_dispatch.h"
 #include "engine/tool_workers.h"
 #include "keel/cancellation.h"
@@ -36,48 +41,6 @@
 
 namespace keel {
 
-// The turn a thread is running, as its actor knows it.
-struct ActiveTurn {
-  std::string turn_id;
-  std::string run_id;
-  std::string turn_kind = "user";
-  CancellationSource cancel;
-  // turn.interrupt ops waiting for their answer: it goes out when the turn's runner has ended and its
-  // terminal state is committed (an ACK means persisted, spec §5.1), so a process killed right after the
-  // ACK finds the run interrupted and does not take it up again.
-  std::vector<Op> interrupts;
-};
-
-// A durable wait that holds its thread (spec §5): the run waits for an approval or an interaction, no
-// runner is alive, and until the wait is settled (or withdrawn by an interrupt) and its continuation ran,
-// the thread accepts enqueue only.
-struct HeldWait {
-  std::string run_id;
-  std::string kind;                      // "approval" | "interaction"
-  std::string id;                        // the approval's or the interaction's
-  std::unique_ptr<ScheduledTask> timer;  // a timer interaction's, while armed
-  // The registry generation the waiting run is bound to (spec §4): a person's answer is checked by, and the
-  // continuation binds, the tool of this generation, never one looked up by name in the live registry.
-  std::shared_ptr<const ToolRegistryGeneration> tools;
-};
-
-// Owns one thread's serial execution. Every member is touched only on `strand`.
-class ThreadActor {
- public:
-  ThreadActor(std::string id, Strand s) : thread_id(std::move(id)), strand(std::move(s)) {}
-  const std::string thread_id;
-  Strand strand;
-  SessionContextBuilder context;
-  std::optional<ActiveTurn> active;
-  std::optional<HeldWait> waiting;  // set only while `active` is, and no runner is alive
-  // A turn of this thread could not record its end, not even as failed (the store refuses writes): its run
-  // keeps its last persisted state, which recovery continues after a restart. Until then the thread
-  // refuses new work with this error (turn.unpersisted), so nothing is built on top of that run.
-  std::optional<Error> stranded;
-  // Shared with steer admissions, which do not run on the strand.
-  std::shared_ptr<AdmissionGate> gate = std::make_shared<AdmissionGate>();
-};
-
 // Scheduler on an io_context: each task is a steady_timer on its own strand.
 class AsioScheduler final : public Scheduler {
  public:
@@ -89,7 +52,7 @@ class AsioScheduler final : public Scheduler {
   boost::asio::io_context& io_;
 };
 
-class EngineCore::Impl final {
+class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
  public:
   Impl(EngineDeps deps, EngineOptions options);
   ~Impl();
@@ -102,35 +65,21 @@ class EngineCore::Impl final {
   void recover() { std::call_once(recovered_, [this] { recover_runs(); }); }
 
   // ---- used by the turn runner (on the thread's strand) ----
-  void publish(std::string type, const std::string& thread_id, nlohmann::json payload) {
+  void publish(std::string type, const std::string& thread_id, nlohmann::json payload) override {
     bus_.publish(std::move(type), thread_id, std::move(payload));
   }
   // Events reporting one commit, published together (one wake-up per subscriber).
   void publish_all(const std::string& thread_id, std::vector<EventBus::Draft> drafts) {
     bus_.publish_all(thread_id, std::move(drafts));
   }
-  // Runs `body` in one write transaction and commits it.
+  // Runs `body` in one write transaction and commits it (engine/store_writer.h).
   template <typename F>
   auto write(F&& body) -> decltype(body(std::declval<Transaction&>())) {
-    auto tx = store().begin(TxMode::kWrite);
-    if (!tx) {
-      check_store();
-      return std::unexpected((std::move(tx)).error());
-    }
-    auto result = body(**tx);
-    if (!result) return result;
-    auto committed = (*tx)->commit();
-    if (!committed) {
-      check_store();
-      return std::unexpected(std::move(committed).error());
-    }
-    return result;
+    return writer_.write(std::forward<F>(body));
   }
   // After a failed write: when the store is poisoned (a failed sync, e.g. a full disk; keel/store.h) it
   // refuses every write until reopened, so the engine stops (stop_for_store_failure). Any thread.
-  void check_store() {
-    if (store().poisoned()) stop_for_store_failure();
-  }
+  void check_store() { writer_.check(); }
 
   // A named crash point of the engine (EngineDeps::fail_points); an armed error action is ignored here.
   void crash_point(std::string_view name) {
@@ -177,23 +126,11 @@ class EngineCore::Impl final {
   // Answers a duplicate submission from its receipt (true), before any check of the thread's state.
   bool replay_receipt(const std::string& thread_id, const Op& op);
   void handle_engine_op(Op op);
-  void ack(const Op& op, const std::string& thread_id, nlohmann::json result, bool replayed = false);
-  void reject(const Op& op, const std::string& thread_id, const Error& error);
+  void ack(const Op& op, const std::string& thread_id, nlohmann::json result, bool replayed = false) override;
+  void reject(const Op& op, const std::string& thread_id, const Error& error) override;
   void run_store_command(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // A new turn, admitted in the caller's transaction: its run, turn_context and user_message.
-  struct AdmittedTurn {
-    RunRecord run;
-    NodeRecord user;
-    std::optional<ThreadRecord> titled;  // the fallback title of a thread's first turn
-    bool first_turn = false;
-    std::string first_line;
-  };
-  Result<AdmittedTurn> admit_turn(Transaction& tx, const std::string& thread_id,
-                                  const std::vector<ContentBlock>& content, std::optional<int64_t> budget);
   // After the admission committed: its events, then the turn's runner.
   void announce_turn(const std::shared_ptr<ThreadActor>& actor, const AdmittedTurn& admitted);
-  // A turn's input as content blocks; input.invalid / input.image_unsupported.
-  Result<std::vector<ContentBlock>> turn_input(const nlohmann::json& input) const;
   // `result_extra` is merged into the recorded ACK result (turn.input adds its action).
   void submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
                    nlohmann::json result_extra = nlohmann::json::object());
@@ -204,25 +141,6 @@ class EngineCore::Impl final {
   void enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
                      nlohmann::json result_extra = nlohmann::json::object());
   void start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // A steer's admission (spec §3). On the admissions thread: the actor's AdmissionGate decides whether the
-  // turn takes it (and, if so, hands out a ticket the runner waits for before its cutoff or its end), its
-  // command transaction commits alongside the turn's own writes, and the answer goes out after the commit.
-  struct SteerRequest {
-    Op op;
-    CommandTransactionContext context;
-    std::string expected_turn_id;
-    std::vector<ContentBlock> content;
-    nlohmann::json attachments;
-    nlohmann::json result_extra;
-  };
-  // A steer's input, attachments and command context, read from its op; the first coded error.
-  Result<SteerRequest> steer_request(const Op& op, std::string expected_turn_id,
-                                     nlohmann::json result_extra) const;
-  // Any thread; the transaction runs on the admissions thread.
-  void begin_admission(const std::shared_ptr<ThreadActor>& actor, SteerRequest request);
-  // Opens the actor's gate for `run` (before the turn's ACK goes out, so a steer sent on that ACK finds
-  // the turn).
-  void open_gate(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
   // After a turn that ended normally: starts the thread's next queued input, if any.
   void advance_queue(const std::shared_ptr<ThreadActor>& actor);
   // Whether an idle thread's queue runs by itself: its last run completed normally, or it has none. After
@@ -236,18 +154,10 @@ class EngineCore::Impl final {
   // that state is terminal (committed), refused when the store kept the run's last state.
   void answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
 
-  // ---- durable waits (engine/waits.cc) ----
-  // approval.response / interaction.response (spec §5.1): one command transaction settles the record, bumps
-  // the run's revision and records the receipt; the same payload again is ACKed without a change, a
-  // different one is rejected with invalid_command; then the held wait continues.
-  void respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  void respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  void fire_timer(const std::shared_ptr<ThreadActor>& actor, const std::string& interaction_id);
-  // The held wait is settled or withdrawn: a runner continues the run.
-  void continue_held(const std::shared_ptr<ThreadActor>& actor);
-  // A run waiting for an approval or an interaction holds its thread again after a restart; a wait that
-  // was settled before the process died continues at once; timers are re-armed.
-  void restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
+  // ---- TurnLauncher (engine/waits.h) ----
+  void continue_turn(std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel,
+                     std::shared_ptr<const ToolRegistryGeneration> generation) override;
+  bool stopping() const override { return shutdown_.is_cancelled(); }
 
   // ---- recovery (engine/recovery.cc) ----
   // At start: classifies every run an earlier process left executing or waiting (spec §5).
@@ -265,15 +175,6 @@ class EngineCore::Impl final {
   void resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   // Every run that has not finished (for initialize: a front end offers "continue").
   nlohmann::json unfinished_runs();
-  // Sends the requests of every open wait again (initialize{subscribe}: a client that connects after a
-  // restart sees what is asked of it).
-  void resend_waits();
-  // policy.read / policy.setMode / policy.addRule / policy.removeRule / policy.setHostPermissions: a
-  // command unit whose change the gatekeeper writes in the transaction and installs after the commit.
-  // `actor` is null for the engine-wide ones.
-  void change_policy(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // Methods a thread accepts while a wait holds it.
-  static bool allowed_while_waiting(const std::string& method);
   void read_thread(const Op& op);
   // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
   void list_queue(const Op& op);
@@ -291,18 +192,26 @@ class EngineCore::Impl final {
   SnapshotRepository snapshots_;
   StoreCommands commands_;
   EventBus bus_;
+  StoreWriter writer_{*deps_.store, [this] { stop_for_store_failure(); }};
+  PolicyOps policy_ops_{{*deps_.store, *deps_.clock, *deps_.gatekeeper, *this}};
+  TurnAdmission turn_admission_{{*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, options_.model,
+                                 options_.transport}};
 
   boost::asio::io_context io_;
   std::shared_ptr<IoLifetime> io_lifetime_ = std::make_shared<IoLifetime>();
   // Steer admissions' transactions run here, so they commit while the turn's runner waits for its own
   // commits, and the store's group commit can make both durable with one sync.
   boost::asio::thread_pool admissions_{1};
+  SteerAdmission steer_admission_{
+      {*deps_.store, *deps_.clock, *deps_.ids, threads_, runs_, *this, admissions_, turn_admission_}};
   // Tool calls run here, never on io_threads_ (engine/tool_workers.h).
   ToolWorkers tool_workers_{options_.tool_threads};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   AsioScheduler scheduler_{io_};
   Strand control_;  // engine-wide ops (thread.create, thread.list, interaction answers)
   std::vector<std::thread> io_threads_;
+  Waits waits_{{writer_, *deps_.clock, *deps_.ids, *deps_.gatekeeper, *deps_.tools, scheduler_, threads_, runs_,
+                interactions_, *this, *this}};
 
   std::mutex actors_mu_;
   std::map<std::string, std::shared_ptr<ThreadActor>> actors_;

@@ -55,15 +55,15 @@ Result<ProviderRequest> ModelStep::build_request() {
   const ModelSettings& model = turn_.model;
   ProviderRequest request;
   if (turn_.context_current) {
-    request.messages = turn_.actor->context.messages();
+    request.messages = turn_.actor->context().messages();
   } else {
     auto tx = KEEL_TRY(turn_.engine.store().begin(TxMode::kRead));
     ThreadRecord thread = KEEL_TRY(turn_.engine.threads().get(*tx, turn_.thread_id()));
-    if (thread.leaf_node_id) request.messages = KEEL_TRY(turn_.actor->context.build(*tx, *thread.leaf_node_id));
+    if (thread.leaf_node_id) request.messages = KEEL_TRY(turn_.actor->context().build(*tx, *thread.leaf_node_id));
     KEEL_TRY(tx->commit());
     turn_.context_current = thread.leaf_node_id.has_value();
   }
-  if (!model.vision && turn_.actor->context.image_blocks() > 0) {
+  if (!model.vision && turn_.actor->context().image_blocks() > 0) {
     return fail(codes::kImageUnsupported,
                 "the conversation holds an image but the model '" + model.model + "' does not accept images");
   }
@@ -201,7 +201,7 @@ asio::awaitable<std::optional<AssembledResponse>> ModelStep::stream_reply(Provid
 asio::awaitable<bool> ModelStep::compact(int64_t tokens_before) {
   const CompactionSettings& settings = turn_.engine.options().compaction;
   const int64_t window = turn_.model.context_window_tokens;
-  const std::span<const Message> messages = turn_.actor->context.messages();
+  const std::span<const Message> messages = turn_.actor->context().messages();
   const auto tail_budget = static_cast<int64_t>(settings.tail_fraction * static_cast<double>(window));
   const std::optional<size_t> kept_from = choose_kept_tail(messages, tail_budget);
   if (!kept_from) {

@@ -122,8 +122,8 @@ void EngineCore::Impl::recover_runs() {
   for (RunRecord& run : runs) {
     auto actor = actor_for(run.thread_id);
     asio::post(actor->strand, [this, actor, run = std::move(run)] {
-      if (run.state == RunState::kWaitingApproval || run.state == RunState::kWaitingInteraction) {
-        restore_wait(actor, run);
+      if (activity_after_recovery(run).state == ThreadActivity::State::kWaiting) {
+        waits_.restore_wait(actor, run);
       } else {
         restore_running(actor, run);
       }
@@ -132,13 +132,13 @@ void EngineCore::Impl::recover_runs() {
   for (const std::string& thread_id : queues_to_start) {
     auto actor = actor_for(thread_id);
     asio::post(actor->strand, [this, actor] {
-      if (!actor->active && !actor->waiting) advance_queue(actor);
+      if (!actor->turn()) advance_queue(actor);
     });
   }
 }
 
 void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
-  if (actor->active) return;
+  if (actor->turn()) return;
   // One generation for classifying the dispatched call, verifying the run's environment and binding its
   // tools (spec §4): the continuation runner gets this one, not whatever the registry holds by then.
   std::shared_ptr<const ToolRegistryGeneration> generation = deps_.tools->snapshot();
@@ -239,23 +239,18 @@ Result<RunRecord> EngineCore::Impl::count_recovery_attempt(const RunRecord& run,
 
 void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,
                                           std::shared_ptr<const ToolRegistryGeneration> generation) {
-  actor->active.emplace();
-  actor->active->turn_id = run.turn_id;
-  actor->active->run_id = run.id;
-  actor->active->turn_kind = run.turn_kind;
-  actor->context.invalidate();
-  open_gate(actor, run);
+  CancellationToken cancel = actor->begin_turn(run);
+  actor->context().invalidate();
   publish("turn.start", run.thread_id,
           {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", true}, {"recovered", true}});
-  CancellationToken cancel = actor->active->cancel.token();
-  if (shutdown_.is_cancelled()) actor->active->cancel.cancel("the engine is shutting down");
+  if (shutdown_.is_cancelled()) actor->cancel_turn("the engine is shutting down");
   enter_running();
   spawn_turn_runner(*this, actor, run, std::move(cancel), /*continuing=*/true, std::move(generation));
 }
 
 void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
-  if (actor->active) {
+  if (actor->turn()) {
     return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is running on this thread"));
   }
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);

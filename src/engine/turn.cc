@@ -42,9 +42,9 @@ void Turn::flush_before_waiting(bool input_queued) {
 
 boost::asio::awaitable<void> Turn::wait_for_admissions(uint64_t ticket) {
   for (;;) {
-    if (actor->gate->answered(ticket)) break;
+    if (actor->gate().answered(ticket)) break;
     flush_events();
-    std::shared_ptr<AsyncInbox<uint64_t>> reports = actor->gate->reports();
+    std::shared_ptr<AsyncInbox<uint64_t>> reports = actor->gate().reports();
     co_await reports->next();
   }
 }
@@ -71,7 +71,7 @@ std::vector<std::string> Turn::count_result(bool failed, bool refused) {
 }
 
 void Turn::report_unpersisted(const Error& error) {
-  actor->gate->stop();
+  actor->gate().stop();
   // What the refused write held is lost; the turn still ends, with this reason, once its step unwound.
   if (!failed_write) failed_write = error;
 }

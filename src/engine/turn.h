@@ -73,7 +73,7 @@ struct Turn {
 
   const std::string& thread_id() const { return actor->thread_id; }
   std::string new_id() { return engine.deps().ids->next_id(); }
-  AdmissionGate& gate() { return *actor->gate; }
+  AdmissionGate& gate() { return actor->gate(); }
 
   void publish(events::Event event) { outbox.push_back({std::move(event.type), std::move(event.payload)}); }
   void publish(std::vector<events::Event> events) {
@@ -96,7 +96,7 @@ struct Turn {
 
   // Feeds nodes this runner just committed to the actor's context.
   void follow(const NodeRecord& node) {
-    if (context_current && !actor->context.extend(node)) context_current = false;
+    if (context_current && !actor->context().extend(node)) context_current = false;
   }
   void follow(const std::vector<NodeRecord>& nodes) {
     for (const NodeRecord& node : nodes) follow(node);

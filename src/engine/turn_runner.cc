@@ -270,10 +270,10 @@ void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> ac
       }
       const Error error(codes::kInternal, "the turn stopped on an unexpected error while ending: " + what);
       const RunRecord& last = runner->last_run();
-      actor->stranded = Error(codes::kTurnUnpersisted, "turn " + last.turn_id + " could not record its end (" +
-                                                           error.to_string() +
-                                                           "); the thread takes no new "
-                                                           "work until keel restarts and recovers the run");
+      actor->mark_stranded(Error(codes::kTurnUnpersisted, "turn " + last.turn_id + " could not record its end (" +
+                                                                 error.to_string() +
+                                                                 "); the thread takes no new "
+                                                                 "work until keel restarts and recovers the run"));
       events::Event updated = events::run_unpersisted(last, error);
       engine.publish(std::move(updated.type), actor->thread_id, std::move(updated.payload));
       events::Event complete = events::turn_complete(

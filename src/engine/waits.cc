@@ -1,10 +1,8 @@
-// engine/waits.cc — durable waits (spec §5, §5.1, §6.1): the responses that settle approvals and
-// interactions, timers, the continuation of a held run, recovery of waits after a restart, and the policy
-// ops that change what the gatekeeper decides.
+#include "engine/waits.h"
+
 #include <boost/asio/post.hpp>
 
 #include "engine/engine_errors.h"
-#include "engine/engine_impl.h"
 #include "engine/wait_records.h"
 #include "store/receipts.h"
 #include "util/canonical_json.h"
@@ -67,29 +65,23 @@ bool offered(const ApprovalRecord& approval, const std::string& decision) {
 
 }  // namespace
 
-bool EngineCore::Impl::allowed_while_waiting(const std::string& method) {
-  return method == "turn.enqueue" || method == "turn.input" || method == "turn.interrupt" ||
-         method == "approval.response" || method == "interaction.response" || method == "queue.update" ||
-         method == "queue.remove" || method.starts_with("policy.");
-}
-
-void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
-  if (!context) return reject(op, thread_id, context.error());
+  if (!context) return c_.replies.reject(op, thread_id, context.error());
   std::optional<json> rule;
   std::optional<NodeRecord> audit;
   std::optional<RunRecord> run_after;
   std::string approval_id;
-  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+  auto outcome = run_command(c_.writer.store(), c_.clock, *context, [&](Transaction& tx) -> Result<json> {
     rule.reset();
     audit.reset();
     run_after.reset();
     approval_id = KEEL_TRY(required_string(op.params, "approvalId"));
     const json payload = KEEL_TRY(approval_payload(op.params));
     const std::string decision = payload["decision"].get<std::string>();
-    ApprovalRecord approval = KEEL_TRY(interactions_.get_approval(tx, approval_id));
-    RunRecord run = KEEL_TRY(runs_.get(tx, approval.run_id));
+    ApprovalRecord approval = KEEL_TRY(c_.interactions.get_approval(tx, approval_id));
+    RunRecord run = KEEL_TRY(c_.runs.get(tx, approval.run_id));
     if (run.thread_id != thread_id) {
       return fail(codes::kApprovalThreadMismatch,
                   "approval " + approval_id + " belongs to another thread; nothing was decided");
@@ -116,20 +108,20 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
                                                   "'; it offers " +
                                                   approval.request.value("offers", json::array()).dump());
     }
-    KEEL_TRY(interactions_.decide(tx, approval_id, payload));
+    KEEL_TRY(c_.interactions.decide(tx, approval_id, payload));
     json body = {{"approvalId", approval_id},
                  {"toolCallId", approval.tool_call_id},
                  {"decision", decision},
                  {"clientId", op.client_id}};
     if (payload.contains("reason")) body["reason"] = payload["reason"];
     NewNode node;
-    node.id = deps_.ids->next_id();
+    node.id = c_.ids.next_id();
     node.thread_id = thread_id;
     node.run_id = run.id;
     node.kind = NodeKind::kApprovalDecision;
     node.body = std::move(body);
-    audit = KEEL_TRY(threads_.append(tx, std::move(node)));
-    run_after = KEEL_TRY(runs_.transition_from(tx, run, RunState::kWaitingApproval));
+    audit = KEEL_TRY(c_.threads.append(tx, std::move(node)));
+    run_after = KEEL_TRY(c_.runs.transition_from(tx, run, RunState::kWaitingApproval));
     if (decision == "acceptForSite") {
       const ToolDescriptor descriptor = approved_descriptor(approval.request);
       const json arguments = approval.request.value("arguments", json::object());
@@ -137,45 +129,45 @@ void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& acto
                           target_from_json(approval.request.value("target", json::object())), run.turn_id};
       const json offer = approval.request.value("remember", json(nullptr));
       rule = KEEL_TRY(
-          deps_.gatekeeper->write_site_rule(tx, request, offer, payload.value("remember", std::string())));
+          c_.gatekeeper.write_site_rule(tx, request, offer, payload.value("remember", std::string())));
     }
     result["nodeId"] = audit->id;
     return result;
   });
-  if (!outcome) return reject(op, thread_id, outcome.error());
-  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (!outcome) return c_.replies.reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return c_.replies.reject(op, thread_id, *outcome->outcome.rejection);
+  c_.replies.ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !audit) return;
   // After the commit (spec §6.1): the site rule takes effect, then the run continues.
-  if (rule) deps_.gatekeeper->install(*rule);
-  actor->context.invalidate();
-  publish("item.complete", thread_id,
+  if (rule) c_.gatekeeper.install(*rule);
+  actor->context().invalidate();
+  c_.replies.publish("item.complete", thread_id,
           {{"itemId", audit->id},
            {"kind", to_string(audit->kind)},
            {"turnId", run_after->turn_id},
            {"node", {{"id", audit->id}, {"kind", to_string(audit->kind)}, {"body", audit->body}}}});
-  publish(
+  c_.replies.publish(
       "run.updated", thread_id,
       {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
-  publish("approval.resolved", thread_id, outcome->outcome.result);
-  if (actor->waiting && actor->waiting->id == approval_id) continue_held(actor);
+  c_.replies.publish("approval.resolved", thread_id, outcome->outcome.result);
+  if (actor->holds(approval_id)) continue_held(actor);
 }
 
-void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
-  if (!context) return reject(op, thread_id, context.error());
+  if (!context) return c_.replies.reject(op, thread_id, context.error());
   std::optional<RunRecord> run_after;
   std::string interaction_id;
-  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+  auto outcome = run_command(c_.writer.store(), c_.clock, *context, [&](Transaction& tx) -> Result<json> {
     run_after.reset();
     interaction_id = KEEL_TRY(required_string(op.params, "interactionId"));
     const auto it = op.params.find("response");
     if (it == op.params.end()) return fail(codes::kInvalidArgument, "'response' is missing");
     const json& response = *it;
     KEEL_TRY(canonical_json(response));  // valid UTF-8 throughout
-    InteractionRecord interaction = KEEL_TRY(interactions_.get_interaction(tx, interaction_id));
-    RunRecord run = KEEL_TRY(runs_.get(tx, interaction.run_id));
+    InteractionRecord interaction = KEEL_TRY(c_.interactions.get_interaction(tx, interaction_id));
+    RunRecord run = KEEL_TRY(c_.runs.get(tx, interaction.run_id));
     if (run.thread_id != thread_id) {
       return fail(codes::kInteractionThreadMismatch,
                   "interaction " + interaction_id + " belongs to another thread; nothing was answered");
@@ -199,8 +191,8 @@ void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& a
     // The tool of the generation the waiting run is bound to (spec §4), not the live registry's: a tool
     // replaced meanwhile must not judge an answer to a question its predecessor asked.
     const RegisteredTool* tool = nullptr;
-    if (actor->waiting && actor->waiting->id == interaction_id && actor->waiting->tools) {
-      tool = actor->waiting->tools->find(interaction.request.value("toolName", ""));
+    if (actor->holds(interaction_id) && actor->held()->tools) {
+      tool = actor->held()->tools->find(interaction.request.value("toolName", ""));
     }
     if (interaction.kind == "timer") {
       return fail(codes::kInvalidArgument,
@@ -211,97 +203,93 @@ void EngineCore::Impl::respond_interaction(const std::shared_ptr<ThreadActor>& a
     } else if (!response.is_object()) {
       return fail(codes::kInvalidArgument, "the response must be a JSON object");
     }
-    KEEL_TRY(interactions_.answer(tx, interaction_id, response));
-    run_after = KEEL_TRY(runs_.transition_from(tx, run, RunState::kWaitingInteraction));
+    KEEL_TRY(c_.interactions.answer(tx, interaction_id, response));
+    run_after = KEEL_TRY(c_.runs.transition_from(tx, run, RunState::kWaitingInteraction));
     return result;
   });
-  if (!outcome) return reject(op, thread_id, outcome.error());
-  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (!outcome) return c_.replies.reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return c_.replies.reject(op, thread_id, *outcome->outcome.rejection);
+  c_.replies.ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !run_after) return;
-  publish(
+  c_.replies.publish(
       "run.updated", thread_id,
       {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
-  publish("interaction.resolved", thread_id, outcome->outcome.result);
-  if (actor->waiting && actor->waiting->id == interaction_id) continue_held(actor);
+  c_.replies.publish("interaction.resolved", thread_id, outcome->outcome.result);
+  if (actor->holds(interaction_id)) continue_held(actor);
 }
 
-void EngineCore::Impl::arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer) {
-  if (!actor->waiting || actor->waiting->id != timer.id || !timer.due_at) return;
-  const int64_t delay = std::max<int64_t>(0, *timer.due_at - deps_.clock->now_unix_ms());
+void Waits::arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer) {
+  if (!actor->holds(timer.id) || !timer.due_at) return;
+  const int64_t delay = std::max<int64_t>(0, *timer.due_at - c_.clock.now_unix_ms());
   const std::string id = timer.id;
-  actor->waiting->timer = scheduler_.schedule_after(std::chrono::milliseconds(delay), [this, actor, id] {
+  actor->set_wait_timer(c_.scheduler.schedule_after(std::chrono::milliseconds(delay), [this, actor, id] {
     asio::post(actor->strand, [this, actor, id] { fire_timer(actor, id); });
-  });
+  }));
 }
 
-void EngineCore::Impl::fire_timer(const std::shared_ptr<ThreadActor>& actor,
+void Waits::fire_timer(const std::shared_ptr<ThreadActor>& actor,
                                   const std::string& interaction_id) {
-  if (!actor->waiting || actor->waiting->id != interaction_id || shutdown_.is_cancelled()) return;
-  auto fired = write([&](Transaction& tx) -> Result<RunRecord> {
-    InteractionRecord timer = KEEL_TRY(interactions_.get_interaction(tx, interaction_id));
-    RunRecord run = KEEL_TRY(runs_.get(tx, timer.run_id));
-    KEEL_TRY(interactions_.answer(tx, interaction_id, {{"firedAtMs", deps_.clock->now_unix_ms()}}));
-    return runs_.transition_from(tx, run, RunState::kWaitingInteraction);
+  if (!actor->holds(interaction_id) || c_.launcher.stopping()) return;
+  auto fired = c_.writer.write([&](Transaction& tx) -> Result<RunRecord> {
+    InteractionRecord timer = KEEL_TRY(c_.interactions.get_interaction(tx, interaction_id));
+    RunRecord run = KEEL_TRY(c_.runs.get(tx, timer.run_id));
+    KEEL_TRY(c_.interactions.answer(tx, interaction_id, {{"firedAtMs", c_.clock.now_unix_ms()}}));
+    return c_.runs.transition_from(tx, run, RunState::kWaitingInteraction);
   });
   if (!fired) {
     // The timer stays waiting in the store; try again shortly rather than lose it.
-    publish("run.updated", actor->thread_id,
-            {{"runId", actor->waiting->run_id}, {"persisted", false}, {"error", error_json(fired.error())}});
-    actor->waiting->timer = scheduler_.schedule_after(std::chrono::seconds(1), [this, actor, interaction_id] {
+    c_.replies.publish("run.updated", actor->thread_id,
+            {{"runId", actor->held()->run_id}, {"persisted", false}, {"error", error_json(fired.error())}});
+    actor->set_wait_timer(c_.scheduler.schedule_after(std::chrono::seconds(1), [this, actor, interaction_id] {
       asio::post(actor->strand, [this, actor, interaction_id] { fire_timer(actor, interaction_id); });
-    });
+    }));
     return;
   }
-  publish("run.updated", actor->thread_id,
+  c_.replies.publish("run.updated", actor->thread_id,
           {{"runId", fired->id}, {"state", to_string(fired->state)}, {"revision", fired->revision}});
-  publish("interaction.resolved", actor->thread_id,
+  c_.replies.publish("interaction.resolved", actor->thread_id,
           {{"interactionId", interaction_id}, {"runId", fired->id}, {"fired", true}});
   continue_held(actor);
 }
 
-void EngineCore::Impl::continue_held(const std::shared_ptr<ThreadActor>& actor) {
-  if (!actor->waiting || !actor->active) return;
+void Waits::continue_held(const std::shared_ptr<ThreadActor>& actor) {
+  std::optional<HeldWait> held = actor->release();  // and with it an armed timer
+  if (!held) return;
   RunRecord run;
-  run.id = actor->waiting->run_id;
+  run.id = held->run_id;
   run.thread_id = actor->thread_id;
-  run.turn_id = actor->active->turn_id;
-  run.turn_kind = actor->active->turn_kind;
-  std::shared_ptr<const ToolRegistryGeneration> generation = std::move(actor->waiting->tools);
-  actor->waiting.reset();  // and with it an armed timer
-  CancellationToken cancel = actor->active->cancel.token();
-  if (shutdown_.is_cancelled()) return;  // the wait stays in the store; the next start restores it
-  enter_running();
-  spawn_turn_runner(*this, actor, std::move(run), std::move(cancel), /*continuing=*/true,
-                    std::move(generation));
+  run.turn_id = actor->turn()->turn_id;
+  run.turn_kind = actor->turn()->turn_kind;
+  std::shared_ptr<const ToolRegistryGeneration> generation = std::move(held->tools);
+  held.reset();
+  CancellationToken cancel = actor->turn()->cancel.token();
+  if (c_.launcher.stopping()) return;  // the wait stays in the store; the next start restores it
+  c_.launcher.continue_turn(actor, std::move(run), std::move(cancel), std::move(generation));
 }
 
-void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
-  if (actor->active) return;
-  actor->active.emplace();
-  actor->active->turn_id = run.turn_id;
-  actor->active->run_id = run.id;
-  actor->active->turn_kind = run.turn_kind;
-  open_gate(actor, run);  // steers are admitted while the wait holds; the continuation takes them
-  const json pending = run.pending_tool.value_or(json::object());
+void Waits::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
+  if (actor->turn()) return;
+  // Steers are admitted while the wait holds (begin_turn opens the gate); the continuation takes them.
+  (void)actor->begin_turn(run);
+  const ThreadActivity activity = activity_after_recovery(run);
   HeldWait held;
   held.run_id = run.id;
-  held.kind = pending.contains("approvalId") ? "approval" : "interaction";
-  held.id = pending.value(held.kind == "approval" ? "approvalId" : "interactionId", "");
+  held.kind = activity.wait_kind;
+  held.id = activity.wait_id;
   // Taken once: the answer's check and the continuation (which verifies the run's environment) use it.
-  held.tools = deps_.tools->snapshot();
-  actor->waiting = std::move(held);
+  held.tools = c_.tools.snapshot();
+  actor->hold(std::move(held));
   // A wait settled before the process died continues now; a timer is armed again (at once when it fell
   // due meanwhile); an open question waits for its answer.
-  auto tx = store().begin(TxMode::kRead);
+  auto tx = c_.writer.store().begin(TxMode::kRead);
   if (!tx) return;
-  bool settled = actor->waiting->id.empty();
+  bool settled = activity.wait_id.empty();
   std::optional<InteractionRecord> timer;
-  if (actor->waiting->kind == "approval" && !settled) {
-    auto approval = interactions_.get_approval(**tx, actor->waiting->id);
+  if (activity.wait_kind == "approval" && !settled) {
+    auto approval = c_.interactions.get_approval(**tx, activity.wait_id);
     settled = !approval || approval->state == "decided";
   } else if (!settled) {
-    auto interaction = interactions_.get_interaction(**tx, actor->waiting->id);
+    auto interaction = c_.interactions.get_interaction(**tx, activity.wait_id);
     settled = !interaction || interaction->claim_state != "waiting";
     if (interaction && !settled && interaction->due_at) timer = *interaction;
   }
@@ -310,45 +298,28 @@ void EngineCore::Impl::restore_wait(const std::shared_ptr<ThreadActor>& actor, c
   if (timer) arm_timer(actor, *timer);
 }
 
-void EngineCore::Impl::resend_waits() {
-  auto tx = store().begin(TxMode::kRead);
+void Waits::resend_waits() {
+  auto tx = c_.writer.store().begin(TxMode::kRead);
   if (!tx) return;
-  auto runs = runs_.list_in_states(**tx, {RunState::kWaitingApproval, RunState::kWaitingInteraction});
+  auto runs = c_.runs.list_in_states(**tx, {RunState::kWaitingApproval, RunState::kWaitingInteraction});
   if (!runs) return;
   for (const RunRecord& run : *runs) {
-    if (auto approvals = interactions_.pending_approvals_for_run(**tx, run.id)) {
+    if (auto approvals = c_.interactions.pending_approvals_for_run(**tx, run.id)) {
       for (const ApprovalRecord& approval : *approvals) {
         json event = approval_event(approval, run);
         event["resent"] = true;
-        publish("approval.request", run.thread_id, std::move(event));
+        c_.replies.publish("approval.request", run.thread_id, std::move(event));
       }
     }
-    if (auto waiting = interactions_.waiting_for_run(**tx, run.id)) {
+    if (auto waiting = c_.interactions.waiting_for_run(**tx, run.id)) {
       for (const InteractionRecord& interaction : *waiting) {
         json event = interaction_event(interaction, run);
         event["resent"] = true;
-        publish("interaction.request", run.thread_id, std::move(event));
+        c_.replies.publish("interaction.request", run.thread_id, std::move(event));
       }
     }
   }
   (void)(*tx)->commit();
-}
-
-void EngineCore::Impl::change_policy(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
-  const std::string thread_id = actor ? actor->thread_id : "";
-  if (op.method == "policy.read") return ack(op, thread_id, deps_.gatekeeper->describe());
-  auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
-  if (!context) return reject(op, thread_id, context.error());
-  std::optional<json> change;
-  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
-    change = KEEL_TRY(deps_.gatekeeper->write_change(tx, op.method, op.params));
-    return *change;
-  });
-  if (!outcome) return reject(op, thread_id, outcome.error());
-  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  if (!outcome->replayed && change) deps_.gatekeeper->install(*change);
-  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
-  if (!outcome->replayed) publish("policy.updated", thread_id, outcome->outcome.result);
 }
 
 }  // namespace keel

@@ -402,6 +402,57 @@ TEST_F(CliEndToEnd, ThreadsShowForkSelectAndDelete) {
   EXPECT_NE(missing.err.find("thread."), std::string::npos) << missing.err;
 }
 
+// Issue 16, point 6: keel threads refuses by the engine's rule (engine/thread_admission.h), applied to the
+// thread as the next engine's recovery takes it up. A run killed while streaming runs again on the next
+// start, so deleting or moving the thread's leaf is refused with the engine's thread.busy and its message,
+// while a fork is allowed as the engine allows it beside a running turn (keel threads used to refuse it).
+TEST_F(CliEndToEnd, ThreadsRefusesByTheEnginesRuleForAnUnfinishedTurn) {
+  serve_script({{"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "working"}}, {{"type", "hang"}}}}}}}});
+  KeelProcess run(KEEL_BINARY, keel_args({"run", "crash me"}));
+  ASSERT_TRUE(run.wait_stdout("working")) << run.err();
+  ASSERT_TRUE(run.wait_stderr("keel: thread "));
+  const std::string marker = "keel: thread ";
+  const std::string thread = run.err().substr(run.err().find(marker) + marker.size(), 36);
+  run.signal(SIGKILL);
+  ASSERT_EQ(run.wait_exit(), 128 + SIGKILL);
+
+  const json read = json::parse(keel({"threads", "show", thread, "--json"}).out);
+  ASSERT_EQ(read["latestRun"]["state"], "streaming_model") << read.dump();
+  KeelRun deleted = keel({"threads", "delete", thread});
+  EXPECT_EQ(deleted.status, 1) << deleted.out << deleted.err;
+  EXPECT_NE(deleted.err.find("thread.busy: a turn is running on this thread; interrupt it first"), std::string::npos)
+      << deleted.err;
+  KeelRun selected = keel({"threads", "select", thread, read["leafNodeId"].get<std::string>()});
+  EXPECT_EQ(selected.status, 1);
+  EXPECT_NE(selected.err.find("thread.busy"), std::string::npos) << selected.err;
+  KeelRun forked = keel({"threads", "fork", thread, "--json"});
+  EXPECT_EQ(forked.status, 0) << forked.err;
+  EXPECT_EQ(json::parse(forked.out)["parentThreadId"], thread);
+  EXPECT_EQ(json::parse(keel({"threads", "list", "--json"}).out)["threads"].size(), 2u);
+}
+
+// The JSON of keel threads is the protocol's: thread.list's entries (plus latestRun) and thread.read's result
+// (plus parentThreadId and branches), with nothing of the store's own (createdAt).
+TEST_F(CliEndToEnd, ThreadsJsonHasTheProtocolsShapes) {
+  serve_script({{"responses", {text_reply("", "an answer")}}});
+  KeelRun run = keel({"run", "a question"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string thread = thread_of(run);
+  const json listed = json::parse(keel({"threads", "list", "--json"}).out)["threads"][0];
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : listed.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"latestRun", "leafNodeId", "parentThreadId", "revision", "threadId",
+                                            "title", "updatedAt"}));
+  const json shown = json::parse(keel({"threads", "show", thread, "--json"}).out);
+  keys.clear();
+  for (const auto& [key, value] : shown.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"branches", "latestRun", "leafNodeId", "nodes", "parentThreadId",
+                                            "revision", "threadId", "title"}));
+  keys.clear();
+  for (const auto& [key, value] : shown["latestRun"].items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"runId", "state", "stopReason", "turnId", "usage"}));
+}
+
 // Issue 15, point 7: the store keel creates is private whatever the umask, and an existing store others may
 // read is used with a warning.
 TEST_F(CliEndToEnd, TheStoreKeelCreatesIsPrivateUnderUmask022) {

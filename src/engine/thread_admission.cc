@@ -1,0 +1,50 @@
+#include "engine/thread_admission.h"
+
+#include "engine/engine_errors.h"
+
+namespace keel {
+
+bool allowed_while_waiting(std::string_view method) {
+  return method == "turn.enqueue" || method == "turn.input" || method == "turn.interrupt" ||
+         method == "approval.response" || method == "interaction.response" || method == "queue.update" ||
+         method == "queue.remove" || method.starts_with("policy.");
+}
+
+Result<void> thread_accepts(const ThreadActivity& activity, std::string_view method) {
+  if (activity.stranded && method != "turn.interrupt") return fail(*activity.stranded);
+  if (activity.state == ThreadActivity::State::kWaiting && !allowed_while_waiting(method)) {
+    return fail(codes::kThreadWaiting,
+                "the thread waits for " +
+                    std::string(activity.wait_kind == "approval" ? "an approval" : "an answer") + " (" +
+                    activity.wait_id + "); until it continues only enqueue, interrupt and the response are accepted");
+  }
+  if (activity.state != ThreadActivity::State::kIdle &&
+      (method == "thread.delete" || method == "thread.selectBranch")) {
+    return fail(codes::kThreadBusy, "a turn is running on this thread; interrupt it first");
+  }
+  return {};
+}
+
+ThreadActivity activity_after_recovery(const RunRecord& latest) {
+  ThreadActivity activity;
+  switch (latest.state) {
+    case RunState::kWaitingApproval:
+    case RunState::kWaitingInteraction: {
+      const nlohmann::json pending = latest.pending_tool.value_or(nlohmann::json::object());
+      activity.state = ThreadActivity::State::kWaiting;
+      activity.wait_kind = pending.contains("approvalId") ? "approval" : "interaction";
+      activity.wait_id = pending.value(activity.wait_kind == "approval" ? "approvalId" : "interactionId", "");
+      break;
+    }
+    case RunState::kQueued:
+    case RunState::kStreamingModel:
+    case RunState::kExecutingTool:
+      activity.state = ThreadActivity::State::kRunning;
+      break;
+    default:
+      break;
+  }
+  return activity;
+}
+
+}  // namespace keel

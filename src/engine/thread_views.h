@@ -1,0 +1,38 @@
+// engine/thread_views.h — the protocol's JSON shapes of threads, runs, nodes and queued inputs
+// (docs/protocol.md: thread.list, thread.read, queue.list, queue.updated), and the read-only queries that
+// build thread.list's and thread.read's results from a transaction. The engine answers those ops with them
+// and `keel threads list|show` prints them, so the CLI's shapes and the protocol's cannot drift.
+//
+// Read-only: every function reads through the transaction it is given and writes nothing. Any thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "keel/error.h"
+#include "keel/store.h"
+#include "store/records.h"
+#include "store/run_repository.h"
+#include "store/thread_repository.h"
+
+namespace keel {
+
+// An entry of thread.list: threadId, title, revision, leafNodeId, parentThreadId, updatedAt.
+nlohmann::json thread_entry_json(const ThreadRecord& thread);
+// A run as thread.read's latestRun shows it: runId, turnId, state, stopReason, usage.
+nlohmann::json run_summary_json(const RunRecord& run);
+// A node of thread.read's path: id, kind, runId, body, createdAt.
+nlohmann::json node_json(const NodeRecord& node);
+// queue.list's and queue.updated's items: itemId, position, input, revision.
+nlohmann::json queue_items_json(const std::vector<QueuedInput>& items);
+
+// thread.list's result: {threads: [thread_entry_json...]}, live threads in the repository's order.
+Result<nlohmann::json> list_threads_view(Transaction& tx, ThreadRepository& threads);
+// thread.read's result without lastSeq (which only an engine's event bus knows): threadId, title, revision,
+// leafNodeId, nodes (the path from the root to the leaf) and latestRun (null when the thread has no run).
+// Errors: thread.not_found (no live thread), store errors.
+Result<nlohmann::json> read_thread_view(Transaction& tx, ThreadRepository& threads, RunRepository& runs,
+                                        const std::string& thread_id);
+
+}  // namespace keel

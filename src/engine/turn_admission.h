@@ -1,0 +1,69 @@
+// engine/turn_admission.h — admitting a new turn (spec §2, §3): a turn's input read from an op, and, in the
+// caller's command transaction, the run with its frozen environment snapshot (spec §5), the turn_context
+// and user_message nodes, and the fallback title of a thread's first turn.
+//
+// TurnAdmission only reads and writes through the transaction it is given; announcing the turn and starting
+// its runner stay with the caller (EngineCore::Impl), after the commit. Any thread; the context's members
+// must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "keel/ids.h"
+#include "keel/provider.h"
+#include "keel/store.h"
+#include "keel/tool_registry.h"
+#include "store/records.h"
+#include "store/run_repository.h"
+#include "store/snapshot_repository.h"
+#include "store/thread_repository.h"
+
+namespace keel {
+
+// What admitting a turn needs: ids, the repositories it writes, and what the run's snapshot freezes.
+struct TurnAdmissionContext {
+  IdSource& ids;
+  ThreadRepository& threads;
+  RunRepository& runs;
+  SnapshotRepository& snapshots;
+  ToolRegistry& tools;
+  const ModelSettings& model;
+  const ProviderTransport& transport;
+};
+
+// A turn admitted in the caller's transaction.
+struct AdmittedTurn {
+  RunRecord run;
+  NodeRecord user;
+  std::optional<ThreadRecord> titled;  // the fallback title of a thread's first turn
+  bool first_turn = false;
+  std::string first_line;
+};
+
+// A budget parameter of an op: absent, or an integer from 1 to kMaxBudgetTokens (invalid_argument
+// otherwise).
+Result<std::optional<int64_t>> budget_param(const nlohmann::json& params, const char* name);
+
+class TurnAdmission {
+ public:
+  explicit TurnAdmission(TurnAdmissionContext context) : c_(context) {}
+
+  // A turn's input — a string, an array of content blocks, or {content: [...]} — as content blocks.
+  // Errors: input.invalid, input.image_unsupported (an image for a model without vision).
+  Result<std::vector<ContentBlock>> input(const nlohmann::json& input) const;
+
+  // The turn's run, turn_context and user_message in `tx`. Errors: thread.not_found, run.uncertain (the
+  // thread's latest run waits for the person to resolve an uncertain call), snapshot and store errors.
+  Result<AdmittedTurn> admit(Transaction& tx, const std::string& thread_id,
+                             const std::vector<ContentBlock>& content, std::optional<int64_t> budget);
+
+ private:
+  TurnAdmissionContext c_;
+};
+
+}  // namespace keel

@@ -1,0 +1,62 @@
+#include "engine/turn_admission.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/engine_errors.h"
+#include "testing/manual_clock.h"
+#include "testing/sequential_ids.h"
+
+namespace keel {
+namespace {
+
+using nlohmann::json;
+
+class TurnAdmissionTest : public ::testing::Test {
+ protected:
+  TurnAdmission admission(bool vision) {
+    model_.vision = vision;
+    return TurnAdmission({ids_, threads_, runs_, snapshots_, tools_, model_, transport_});
+  }
+  testing::ManualClock clock_;
+  testing::SequentialIdSource ids_;
+  ThreadRepository threads_{clock_};
+  RunRepository runs_{clock_};
+  SnapshotRepository snapshots_{clock_};
+  ToolRegistry tools_;
+  ModelSettings model_;
+  ProviderTransport transport_;
+};
+
+TEST_F(TurnAdmissionTest, AnInputIsTextContentBlocksOrAContentObject) {
+  TurnAdmission turns = admission(true);
+  auto text = turns.input("hello");
+  ASSERT_TRUE(text) << text.error().to_string();
+  ASSERT_EQ(text->size(), 1u);
+  EXPECT_EQ((*text)[0].text, "hello");
+  auto blocks = turns.input(json{{"content", {{{"type", "text"}, {"text", "a"}}}}});
+  ASSERT_TRUE(blocks) << blocks.error().to_string();
+  EXPECT_EQ((*blocks)[0].text, "a");
+  EXPECT_EQ(turns.input("").error().code(), codes::kInputInvalid);
+  EXPECT_EQ(turns.input(json::array()).error().code(), codes::kInputInvalid);
+  EXPECT_EQ(turns.input(42).error().code(), codes::kInputInvalid);
+}
+
+TEST_F(TurnAdmissionTest, AnImageIsRefusedForAModelWithoutVision) {
+  const json image = {{"content", {{{"type", "image"}, {"mediaType", "image/png"}, {"data", "iVBORw0KGgo="}}}}};
+  ASSERT_TRUE(admission(true).input(image)) << "the fixture is a valid image block";
+  EXPECT_EQ(admission(false).input(image).error().code(), codes::kImageUnsupported);
+}
+
+TEST_F(TurnAdmissionTest, ABudgetIsAbsentOrAnIntegerInRange) {
+  EXPECT_EQ(*budget_param(json::object(), "budgetTokens"), std::nullopt);
+  EXPECT_EQ(*budget_param(json{{"budgetTokens", 5}}, "budgetTokens"), 5);
+  EXPECT_EQ(*budget_param(json{{"budgetTokens", kMaxBudgetTokens}}, "budgetTokens"), kMaxBudgetTokens);
+  for (const json& bad : {json(0), json(-1), json(kMaxBudgetTokens + 1), json(1.5), json("5"),
+                          json(std::numeric_limits<uint64_t>::max())}) {
+    EXPECT_EQ(budget_param(json{{"budgetTokens", bad}}, "budgetTokens").error().code(), codes::kInvalidArgument)
+        << bad.dump();
+  }
+}
+
+}  // namespace
+}  // namespace keel
