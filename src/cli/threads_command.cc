@@ -208,14 +208,14 @@ int change_thread(const CommandContext& context, Store& store, const ThreadsOpti
   request.submission_id = ids.next_id();
   json payload = {{"threadId", options.thread_id}};
   if (options.action == "fork") {
-    request.type = "thread.fork";
+    request.kind = protocol::OpKind::kThreadFork;
     if (!options.node_id.empty()) payload["atNodeId"] = options.node_id;
     if (!options.title.empty()) payload["title"] = options.title;
   } else if (options.action == "select") {
-    request.type = "thread.selectBranch";
+    request.kind = protocol::OpKind::kThreadSelectBranch;
     payload["leafNodeId"] = options.node_id;
   } else {
-    request.type = "thread.delete";
+    request.kind = protocol::OpKind::kThreadDelete;
   }
   request.payload = payload;
   auto result = commands.execute(request);

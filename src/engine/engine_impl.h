@@ -272,8 +272,6 @@ class EngineCore::Impl final {
   // command unit whose change the gatekeeper writes in the transaction and installs after the commit.
   // `actor` is null for the engine-wide ones.
   void change_policy(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // Methods a thread accepts while a wait holds it.
-  static bool allowed_while_waiting(const std::string& method);
   void read_thread(const Op& op);
   // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
   void list_queue(const Op& op);

@@ -67,12 +67,6 @@ bool offered(const ApprovalRecord& approval, const std::string& decision) {
 
 }  // namespace
 
-bool EngineCore::Impl::allowed_while_waiting(const std::string& method) {
-  return method == "turn.enqueue" || method == "turn.input" || method == "turn.interrupt" ||
-         method == "approval.response" || method == "interaction.response" || method == "queue.update" ||
-         method == "queue.remove" || method.starts_with("policy.");
-}
-
 void EngineCore::Impl::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
