@@ -28,7 +28,7 @@ void BM_CommandWithReceipt(benchmark::State& state) {
   StoreCommands commands(**store, clock, ids);
   int64_t n = 0;
   for (auto _ : state) {
-    auto result = commands.execute({"bench", "s" + std::to_string(n++), "thread.create", {{"title", "t"}}});
+    auto result = commands.execute({"bench", "s" + std::to_string(n++), protocol::OpKind::kThreadCreate, {{"title", "t"}}});
     if (!result) state.SkipWithError(result.error().to_string().c_str());
   }
   state.SetItemsProcessed(state.iterations());
@@ -45,7 +45,7 @@ void BM_DuplicateSubmissionReplay(benchmark::State& state) {
     return;
   }
   StoreCommands commands(**store, clock, ids);
-  CommandRequest request{"bench", "dup", "thread.create", {{"title", "t"}}};
+  CommandRequest request{"bench", "dup", protocol::OpKind::kThreadCreate, {{"title", "t"}}};
   if (!commands.execute(request)) state.SkipWithError("first submission failed");
   for (auto _ : state) {
     auto result = commands.execute(request);

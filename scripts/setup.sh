@@ -27,6 +27,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
+# clients/ts: json-schema-to-typescript at the version package-lock.json pins, which generates the protocol's
+# TypeScript types from docs/protocol/ (the keel_ts_types_fresh test runs it). Node.js 20 with npm.
+if ! command -v npm >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends nodejs npm
+fi
+(cd clients/ts && npm ci --no-audit --no-fund)
+
 if [ "${1:-}" = "--no-build" ]; then exit 0; fi
 BUILD_DIR="${1:-build}"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON

@@ -166,16 +166,16 @@ int change_thread(const CommandContext& context, Store& store, const ThreadsOpti
   CommandRequest request;
   json payload = {{"threadId", options.thread_id}};
   if (options.action == "fork") {
-    request.type = "thread.fork";
+    request.kind = protocol::OpKind::kThreadFork;
     if (!options.node_id.empty()) payload["atNodeId"] = options.node_id;
     if (!options.title.empty()) payload["title"] = options.title;
   } else if (options.action == "select") {
-    request.type = "thread.selectBranch";
+    request.kind = protocol::OpKind::kThreadSelectBranch;
     payload["leafNodeId"] = options.node_id;
   } else {
-    request.type = "thread.delete";
+    request.kind = protocol::OpKind::kThreadDelete;
   }
-  if (auto accepted = check_thread_accepts(store, options.thread_id, request.type); !accepted) {
+  if (auto accepted = check_thread_accepts(store, options.thread_id, std::string(protocol::to_string(request.kind))); !accepted) {
     print_error(context, accepted.error());
     *context.err << "keel threads: keel resume " << options.thread_id << " continues the thread's turn\n";
     return kExitFailed;

@@ -12,6 +12,7 @@
 #include "engine/engine_impl.h"
 #include "engine/run_environment.h"
 #include "engine/thread_views.h"
+#include "protocol/ops.h"
 #include "store/event_epoch.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
@@ -256,15 +257,18 @@ void EngineCore::Impl::dispatch(Op op) {
     it = it->is_null() ? op.params.erase(it) : std::next(it);
   }
   const std::string thread_id = thread_of(op);
-  if (thread_id.empty() || op.method == "thread.create" || op.method == "thread.list" ||
-      op.method == "thread.read" || op.method == "queue.list" || op.method == "initialize") {
+  // The op table says where an op runs (protocol/ops.h). An op that names no thread, or no op at all, is
+  // answered engine-wide (refused there unless it is one of the engine's own).
+  const protocol::OpSpec* spec = protocol::find_op(op.method);
+  const protocol::OpRoute route = spec != nullptr ? spec->route : protocol::OpRoute::kThread;
+  if (thread_id.empty() || route == protocol::OpRoute::kEngine || route == protocol::OpRoute::kSession) {
     asio::post(control_, [this, op = std::move(op)]() mutable {
       guarded(op, thread_of(op), [&] { handle_engine_op(std::move(op)); });
     });
     return;
   }
   auto actor = actor_for(thread_id);
-  if (op.method == "turn.steer") {
+  if (route == protocol::OpRoute::kSteerGate) {
     // Not through the strand: the steer's admission is decided at the actor's gate, so it never waits
     // for the turn's own writes (spec §3: a steer never blocks on the running turn, nor the turn on it).
     return steer_turn(actor, op);
@@ -275,23 +279,51 @@ void EngineCore::Impl::dispatch(Op op) {
 }
 
 void EngineCore::Impl::handle_engine_op(Op op) {
-  if (op.method == "initialize") {
-    ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", unfinished_runs()}});
-    // A client connecting (after a restart, say) is shown what is asked of it.
-    if (op.params.value("subscribe", true)) waits_.resend_waits();
-  } else if (op.method == "thread.create") {
-    run_store_command(nullptr, op);
-  } else if (op.method == "thread.list") {
-    list_threads(op);
-  } else if (op.method == "thread.read") {
-    read_thread(op);
-  } else if (op.method == "queue.list") {
-    list_queue(op);
-  } else if (op.method.starts_with("policy.")) {
-    policy_ops_.handle("", op);
-  } else {
+  const protocol::OpSpec* spec = protocol::find_op(op.method);
+  const auto needs_thread = [&] {
     reject(op, "", Error(codes::kInvalidCommand, "'" + op.method + "' needs a threadId, or is not a method"));
+  };
+  if (spec == nullptr) return needs_thread();
+  switch (spec->kind) {
+    case protocol::OpKind::kInitialize:
+      ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", unfinished_runs()}});
+      // A client connecting (after a restart, say) is shown what is asked of it.
+      if (op.params.value("subscribe", true)) waits_.resend_waits();
+      return;
+    case protocol::OpKind::kThreadCreate:
+      return run_store_command(nullptr, op);
+    case protocol::OpKind::kThreadList:
+      return list_threads(op);
+    case protocol::OpKind::kThreadRead:
+      return read_thread(op);
+    case protocol::OpKind::kQueueList:
+      return list_queue(op);
+    case protocol::OpKind::kPolicyRead:
+    case protocol::OpKind::kPolicySetMode:
+    case protocol::OpKind::kPolicyAddRule:
+    case protocol::OpKind::kPolicyRemoveRule:
+    case protocol::OpKind::kPolicySetHostPermissions:
+      return policy_ops_.handle("", op);
+    case protocol::OpKind::kThreadDelete:
+    case protocol::OpKind::kThreadFork:
+    case protocol::OpKind::kThreadSelectBranch:
+    case protocol::OpKind::kTurnSubmit:
+    case protocol::OpKind::kTurnInterrupt:
+    case protocol::OpKind::kTurnSteer:
+    case protocol::OpKind::kTurnInput:
+    case protocol::OpKind::kTurnEnqueue:
+    case protocol::OpKind::kQueueStart:
+    case protocol::OpKind::kQueueUpdate:
+    case protocol::OpKind::kQueueRemove:
+    case protocol::OpKind::kRunResume:
+    case protocol::OpKind::kRunResolveUncertain:
+    case protocol::OpKind::kApprovalResponse:
+    case protocol::OpKind::kInteractionResponse:
+    case protocol::OpKind::kSessionSubscribe:  // the transport's own, never the engine's
+    case protocol::OpKind::kSessionUnsubscribe:
+      return needs_thread();
   }
+  needs_thread();
 }
 
 bool EngineCore::Impl::replay_receipt(const std::string& thread_id, const Op& op) {
@@ -314,34 +346,70 @@ bool EngineCore::Impl::replay_receipt(const std::string& thread_id, const Op& op
 
 void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op) {
   const std::string& method = op.method;
+  const protocol::OpSpec* spec = protocol::find_op(method);
   // A duplicate submission replays its first answer whatever the thread does now (spec §5.1): the turn
   // it started may still run or wait, and the state checks below would refuse the duplicate instead.
   if (replay_receipt(actor->thread_id, op)) return;
   if (auto accepted = thread_accepts(actor->activity(), method); !accepted) {
     return reject(op, actor->thread_id, accepted.error());
   }
-  if (method.starts_with("policy.")) return policy_ops_.handle(actor->thread_id, op);
-  if (method == "approval.response") return waits_.respond_approval(actor, op);
-  if (method == "interaction.response") return waits_.respond_interaction(actor, op);
-  if (method == "turn.submit") return submit_turn(actor, op);
-  if (method == "turn.input") return route_input(actor, op);
-  if (method == "turn.enqueue") return enqueue_input(actor, op);
-  if (method == "queue.start") return start_queued(actor, op);
-  if (method == "turn.interrupt") return interrupt(actor, op);
-  if (method == "run.resume") return resume_run(actor, op);
-  if (method == "run.resolveUncertain") return resolve_uncertain(actor, op);
-  if (method == "queue.update") {
-    // A queued input becomes a turn's input later: it must be one now.
-    if (auto content = turn_admission_.input(op.params.value("input", json())); !content) {
-      return reject(op, actor->thread_id, content.error());
-    }
+  const auto unknown = [&] {
+    reject(op, actor->thread_id, Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
+  };
+  if (spec == nullptr) return unknown();
+  switch (spec->kind) {
+    case protocol::OpKind::kPolicyRead:
+    case protocol::OpKind::kPolicySetMode:
+    case protocol::OpKind::kPolicyAddRule:
+    case protocol::OpKind::kPolicyRemoveRule:
+    case protocol::OpKind::kPolicySetHostPermissions:
+      return policy_ops_.handle(actor->thread_id, op);
+    case protocol::OpKind::kApprovalResponse:
+      return waits_.respond_approval(actor, op);
+    case protocol::OpKind::kInteractionResponse:
+      return waits_.respond_interaction(actor, op);
+    case protocol::OpKind::kTurnSubmit:
+      return submit_turn(actor, op);
+    case protocol::OpKind::kTurnInput:
+      return route_input(actor, op);
+    case protocol::OpKind::kTurnEnqueue:
+      return enqueue_input(actor, op);
+    case protocol::OpKind::kQueueStart:
+      return start_queued(actor, op);
+    case protocol::OpKind::kTurnInterrupt:
+      return interrupt(actor, op);
+    case protocol::OpKind::kRunResume:
+      return resume_run(actor, op);
+    case protocol::OpKind::kRunResolveUncertain:
+      return resolve_uncertain(actor, op);
+    case protocol::OpKind::kQueueUpdate:
+      // A queued input becomes a turn's input later: it must be one now.
+      if (auto content = turn_admission_.input(op.params.value("input", json())); !content) {
+        return reject(op, actor->thread_id, content.error());
+      }
+      return run_store_command(actor, op);
+    case protocol::OpKind::kThreadDelete:  // thread_accepts refused them under a running turn
+    case protocol::OpKind::kThreadSelectBranch:
+    case protocol::OpKind::kThreadFork:
+    case protocol::OpKind::kQueueRemove:
+      return run_store_command(actor, op);
+    case protocol::OpKind::kInitialize:  // engine-wide or the transport's: dispatch never sends them here
+    case protocol::OpKind::kThreadCreate:
+    case protocol::OpKind::kThreadList:
+    case protocol::OpKind::kThreadRead:
+    case protocol::OpKind::kQueueList:
+    case protocol::OpKind::kTurnSteer:
+    case protocol::OpKind::kSessionSubscribe:
+    case protocol::OpKind::kSessionUnsubscribe:
+      return unknown();
   }
-  if (StoreCommands::handles(method)) return run_store_command(actor, op);
-  reject(op, actor->thread_id, Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
+  unknown();
 }
 
 void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
-  auto result = commands_.execute({op.client_id, op.submission_id, op.method, op.params});
+  // Only the store commands reach here (the routing above), so the op's row exists.
+  const protocol::OpKind kind = protocol::find_op(op.method)->kind;
+  auto result = commands_.execute({op.client_id, op.submission_id, kind, op.params});
   std::string thread_id = actor ? actor->thread_id : "";
   if (!result) return reject(op, thread_id, result.error());
   const CommandOutcome& outcome = result->outcome;
@@ -349,12 +417,12 @@ void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& act
   if (thread_id.empty()) thread_id = outcome.result.value("threadId", "");
   ack(op, thread_id, outcome.result, result->replayed);
   if (result->replayed) return;
-  if (op.method == "queue.update" || op.method == "queue.remove") {
+  if (kind == protocol::OpKind::kQueueUpdate || kind == protocol::OpKind::kQueueRemove) {
     publish_queue(thread_id);
-  } else if (op.method == "thread.fork") {
+  } else if (kind == protocol::OpKind::kThreadFork) {
     publish("thread.updated", thread_id, outcome.result);
   } else {
-    if (op.method == "thread.selectBranch" && actor) actor->context().invalidate();
+    if (kind == protocol::OpKind::kThreadSelectBranch && actor) actor->context().invalidate();
     publish("thread.updated", thread_id, outcome.result);
   }
 }

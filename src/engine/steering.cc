@@ -44,7 +44,7 @@ void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, 
   if (!context) return reject(op, thread_id, context.error());
   auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
     json result = KEEL_TRY(
-        commands_.apply(tx, CommandRequest{op.client_id, op.submission_id, "turn.enqueue", op.params}));
+        commands_.apply(tx, KEEL_TRY(protocol::decode_store_command(protocol::OpKind::kTurnEnqueue, op.params))));
     merge_into(result, result_extra);
     return result;
   });

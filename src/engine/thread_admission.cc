@@ -1,13 +1,13 @@
 #include "engine/thread_admission.h"
 
 #include "engine/engine_errors.h"
+#include "protocol/ops.h"
 
 namespace keel {
 
 bool allowed_while_waiting(std::string_view method) {
-  return method == "turn.enqueue" || method == "turn.input" || method == "turn.interrupt" ||
-         method == "approval.response" || method == "interaction.response" || method == "queue.update" ||
-         method == "queue.remove" || method.starts_with("policy.");
+  const protocol::OpSpec* spec = protocol::find_op(method);
+  return spec != nullptr && spec->allowed_while_waiting;  // the op table's column (protocol/ops.h)
 }
 
 Result<void> thread_accepts(const ThreadActivity& activity, std::string_view method) {

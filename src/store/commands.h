@@ -2,16 +2,15 @@
 //
 // Each command is one run_command() unit (store/receipts.h): its domain records, the thread's revision
 // and the receipt commit in one transaction, and a duplicate submission replays the first outcome.
-// Commands and their payloads (protocol names; the transport strips clientId/submissionId):
-//   thread.create        {title?}                               -> {threadId, revision}
-//   thread.delete        {threadId}                             -> {threadId, revision}
-//   thread.fork          {threadId, atNodeId?, title?}          -> {threadId, parentThreadId, forkNodeId,
-//   revision} thread.selectBranch  {threadId, leafNodeId, expectedRevision?} -> {threadId, leafNodeId,
-//   revision} turn.enqueue         {threadId, input}                      -> {threadId, itemId, position,
-//   queueLength, revision} queue.update         {threadId, itemId, input, expectedRevision?} -> {threadId,
-//   itemId, itemRevision, revision}
-//                        (expectedRevision is the item's revision)
-//   queue.remove         {threadId, itemId}                     -> {threadId, itemId, queueLength, revision}
+// The commands are the ops whose protocol::OpSpec says store_command; their params are the typed structs of
+// protocol/store_params.h (protocol names; the transport strips clientId/submissionId), and their results:
+//   thread.create        -> {threadId, revision}
+//   thread.delete        -> {threadId, revision}
+//   thread.fork          -> {threadId, parentThreadId, forkNodeId, revision}
+//   thread.selectBranch  -> {threadId, leafNodeId, revision}
+//   turn.enqueue         -> {threadId, itemId, position, queueLength, revision}
+//   queue.update         -> {threadId, itemId, itemRevision, revision} (expectedRevision is the item's)
+//   queue.remove         -> {threadId, itemId, queueLength, revision}
 // A malformed payload is rejected with invalid_argument (and, being deterministic, recorded).
 // Thread-safe as far as the Store is: each call runs its own transaction.
 #pragma once
@@ -23,6 +22,7 @@
 #include "keel/error.h"
 #include "keel/ids.h"
 #include "keel/store.h"
+#include "protocol/store_params.h"
 #include "store/receipts.h"
 
 namespace keel {
@@ -30,7 +30,9 @@ namespace keel {
 struct CommandRequest {
   std::string client_id;
   std::string submission_id;
-  std::string type;
+  protocol::OpKind kind = protocol::OpKind::kThreadCreate;
+  // The op's params as the client sent them: the receipt's fingerprint is taken of them, and they are
+  // decoded (protocol::decode_store_command) inside the command, so a malformed one is a recorded rejection.
   nlohmann::json payload = nlohmann::json::object();
 };
 
@@ -39,17 +41,15 @@ class StoreCommands {
   // All three must outlive this object.
   StoreCommands(Store& store, const Clock& clock, IdSource& ids) : store_(store), clock_(clock), ids_(ids) {}
 
-  // True when `type` is one of the commands above.
-  static bool handles(std::string_view type);
-
   // Runs the command. Returns its (possibly replayed) outcome; fails only with
-  // command.submission_conflict, invalid_argument for a bad client/submission id or an unknown type, and
+  // command.submission_conflict, invalid_argument for a bad client/submission id or a kind that is not a store
+  // command, and
   // transient store errors (nothing recorded; the same submission may be retried).
   Result<CommandResult> execute(const CommandRequest& request);
   // Applies the command's domain change inside the caller's transaction, without a receipt: for a caller
   // that records the receipt itself under another command type (the engine's turn.input enqueues this
   // way). Returns the ACK's result; errors as execute()'s domain rejections.
-  Result<nlohmann::json> apply(Transaction& tx, const CommandRequest& request);
+  Result<nlohmann::json> apply(Transaction& tx, const protocol::StoreCommand& command);
 
  private:
   Store& store_;

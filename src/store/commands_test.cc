@@ -26,7 +26,9 @@ class CommandsTest : public ::testing::Test {
   }
 
   CommandResult run(const std::string& submission, const std::string& type, json payload) {
-    auto result = commands_->execute({"client-a", submission, type, std::move(payload)});
+    const protocol::OpSpec* op = protocol::find_op(type);
+    EXPECT_NE(op, nullptr) << type;
+    auto result = commands_->execute({"client-a", submission, op ? op->kind : protocol::OpKind::kInitialize, std::move(payload)});
     EXPECT_TRUE(result) << result.error().to_string();
     return result ? *result : CommandResult{};
   }
@@ -96,7 +98,7 @@ TEST_F(CommandsTest, DuplicateIsReplayedAfterTheStoreIsReopened) {
 
 TEST_F(CommandsTest, SameSubmissionIdWithADifferentPayloadIsRejectedAsConflict) {
   run("s1", "thread.create", {{"title", "Trip"}});
-  auto drifted = commands_->execute({"client-a", "s1", "thread.create", {{"title", "Other"}}});
+  auto drifted = commands_->execute({"client-a", "s1", protocol::OpKind::kThreadCreate, {{"title", "Other"}}});
   ASSERT_FALSE(drifted);
   EXPECT_EQ(drifted.error().code(), codes::kSubmissionConflict);
   EXPECT_EQ(count("SELECT count(*) FROM threads"), 1);
@@ -104,14 +106,14 @@ TEST_F(CommandsTest, SameSubmissionIdWithADifferentPayloadIsRejectedAsConflict) 
 
 TEST_F(CommandsTest, SameSubmissionIdForAnotherCommandTypeIsRejectedAsConflict) {
   std::string thread_id = create_thread("s1");
-  auto drifted = commands_->execute({"client-a", "s1", "thread.delete", {{"threadId", thread_id}}});
+  auto drifted = commands_->execute({"client-a", "s1", protocol::OpKind::kThreadDelete, {{"threadId", thread_id}}});
   ASSERT_FALSE(drifted);
   EXPECT_EQ(drifted.error().code(), codes::kSubmissionConflict);
 }
 
 TEST_F(CommandsTest, SubmissionIdsAreScopedByClient) {
   run("s1", "thread.create", {{"title", "Trip"}});
-  auto other = commands_->execute({"client-b", "s1", "thread.create", {{"title", "Other"}}});
+  auto other = commands_->execute({"client-b", "s1", protocol::OpKind::kThreadCreate, {{"title", "Other"}}});
   ASSERT_TRUE(other);
   EXPECT_FALSE(other->replayed);
   EXPECT_EQ(count("SELECT count(*) FROM threads"), 2);
@@ -129,19 +131,19 @@ TEST_F(CommandsTest, FingerprintExcludesTransportIdentityAndKeyOrder) {
 }
 
 TEST_F(CommandsTest, EmptyOrOverlongIdsAreInvalidArguments) {
-  EXPECT_EQ(commands_->execute({"", "s", "thread.create", json::object()}).error().code(), codes::kInvalidArgument);
-  EXPECT_EQ(commands_->execute({"c", "", "thread.create", json::object()}).error().code(), codes::kInvalidArgument);
-  EXPECT_EQ(commands_->execute({"c", std::string(kMaxCommandIdBytes + 1, 'x'), "thread.create", json::object()})
+  EXPECT_EQ(commands_->execute({"", "s", protocol::OpKind::kThreadCreate, json::object()}).error().code(), codes::kInvalidArgument);
+  EXPECT_EQ(commands_->execute({"c", "", protocol::OpKind::kThreadCreate, json::object()}).error().code(), codes::kInvalidArgument);
+  EXPECT_EQ(commands_->execute({"c", std::string(kMaxCommandIdBytes + 1, 'x'), protocol::OpKind::kThreadCreate, json::object()})
                 .error()
                 .code(),
             codes::kInvalidArgument);
-  EXPECT_EQ(commands_->execute({"c", "s", "thread.explode", json::object()}).error().code(), codes::kInvalidArgument);
+  EXPECT_EQ(commands_->execute({"c", "s", protocol::OpKind::kTurnSubmit, json::object()}).error().code(), codes::kInvalidArgument);
   EXPECT_EQ(count("SELECT count(*) FROM receipts"), 0);
 }
 
 TEST_F(CommandsTest, FailedReceiptWriteRollsBackTheDomainChange) {
   fail_points_.arm("receipts.insert", FailPoints::Action::kError);
-  auto failed = commands_->execute({"client-a", "s1", "thread.create", {{"title", "Trip"}}});
+  auto failed = commands_->execute({"client-a", "s1", protocol::OpKind::kThreadCreate, {{"title", "Trip"}}});
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().code(), codes::kFailPoint);
   EXPECT_EQ(count("SELECT count(*) FROM threads"), 0);
@@ -154,7 +156,7 @@ TEST_F(CommandsTest, FailedReceiptWriteRollsBackTheDomainChange) {
 
 TEST_F(CommandsTest, FailedCommitRecordsNothingAndTheSubmissionCanBeRetried) {
   fail_points_.arm("store.commit", FailPoints::Action::kError);
-  auto failed = commands_->execute({"client-a", "s1", "thread.create", {{"title", "Trip"}}});
+  auto failed = commands_->execute({"client-a", "s1", protocol::OpKind::kThreadCreate, {{"title", "Trip"}}});
   ASSERT_FALSE(failed);
   EXPECT_EQ(count("SELECT count(*) FROM threads"), 0);
   EXPECT_TRUE(run("s1", "thread.create", {{"title", "Trip"}}).outcome.accepted);

@@ -6,6 +6,7 @@
 
 #include "engine/engine_errors.h"
 #include "keel/error_codes.h"
+#include "protocol/ops.h"
 #include "transport/rpc_params.h"
 #include "transport/transport_errors.h"
 #include "util/canonical_json.h"
@@ -60,6 +61,7 @@ std::variant<Call, json> check_request(const json& request) {
   call.id = id;
   call.notification = notification;
   call.method = name;
+  call.kind = spec->op->kind;
   for (const char* key : {"clientId", "submissionId"}) {
     auto found = params.find(key);
     if (found == params.end()) continue;
@@ -121,12 +123,13 @@ Incoming parse_message(std::string_view text, const Limits& limits) {
 bool is_op_method(std::string_view method) { return find_method(method) != nullptr && !is_session_method(method); }
 
 bool is_session_method(std::string_view method) {
-  return method == kSubscribeMethod || method == kUnsubscribeMethod;
+  const protocol::OpSpec* op = protocol::find_op(method);
+  return op != nullptr && op->route == protocol::OpRoute::kSession;
 }
 
 bool is_receipted(std::string_view method) {
-  const MethodParams* spec = find_method(method);
-  return spec != nullptr && spec->receipted;
+  const protocol::OpSpec* op = protocol::find_op(method);
+  return op != nullptr && op->receipted;
 }
 
 std::string bound_client_id(const std::string& principal, const std::optional<std::string>& claimed) {

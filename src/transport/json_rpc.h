@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "keel/protocol.h"
+#include "protocol/ops.h"
 
 namespace keel::rpc {
 
@@ -47,9 +48,9 @@ inline constexpr int kCommandRejected = -32000;
 inline constexpr size_t kDefaultMaxMessageBytes = size_t{4} << 20;
 inline constexpr size_t kDefaultMaxBatch = 64;
 
-// The transport's own methods (not ops): which threads' events the connection receives.
-inline constexpr char kSubscribeMethod[] = "session.subscribe";      // {threadIds?: [string]}; none = all
-inline constexpr char kUnsubscribeMethod[] = "session.unsubscribe";  // {threadIds: [string]}
+// The transport's own methods (the op table's route kSession, never sent to the engine): which threads'
+// events the connection receives. session.subscribe {threadIds?: [string]} (none = all),
+// session.unsubscribe {threadIds: [string]}.
 // The notification sent just before the server closes a connection: {code, message}.
 inline constexpr char kDisconnectMethod[] = "disconnect";
 
@@ -63,6 +64,7 @@ struct Call {
   nlohmann::json id;  // string, number or null; meaningless for a notification
   bool notification = false;
   std::string method;
+  protocol::OpKind kind = protocol::OpKind::kInitialize;  // the method's row in the op table
   nlohmann::json params = nlohmann::json::object();  // without clientId and submissionId
   std::optional<std::string> client_id;
   std::optional<std::string> submission_id;

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "protocol/ops.h"
 #include "transport/json_rpc.h"
+#include "transport/rpc_params.h"
 
 namespace keel::testing {
 namespace {
@@ -21,20 +25,48 @@ class ProtocolSchemaTest : public ::testing::Test {
   std::optional<ProtocolSchema> schema;
 };
 
-TEST_F(ProtocolSchemaTest, IsVersionedAndCoversEveryMethod) {
+TEST_F(ProtocolSchemaTest, IsVersioned) {
   EXPECT_EQ(schema->document()["x-keel-protocol-version"], kProtocolVersion);
-  for (const char* method :
-       {"initialize", "thread.create", "thread.delete", "thread.fork", "thread.selectBranch", "thread.list",
-        "thread.read", "turn.submit", "turn.interrupt", "turn.steer", "turn.input", "turn.enqueue", "queue.start",
-        "queue.update", "queue.remove", "queue.list", "run.resume", "run.resolveUncertain", "approval.response",
-        "interaction.response", "policy.read", "policy.setMode", "policy.addRule", "policy.removeRule",
-        "policy.setHostPermissions", "session.subscribe", "session.unsubscribe"}) {
-    EXPECT_TRUE(schema->has(std::string("params.") + method)) << method;
-    EXPECT_TRUE(rpc::is_op_method(method) || rpc::is_session_method(method)) << method;
-    // Receipted in the server exactly when the schema requires a submissionId.
-    const json& required = schema->document()["definitions"][std::string("params.") + method]["required"];
+}
+
+// The op table (protocol/ops.h) and the schema describe the same methods: every op has its params in the
+// schema, every params.* and result.* definition is an op's, and an op is receipted exactly when its schema
+// requires a submissionId.
+TEST_F(ProtocolSchemaTest, DefinesTheParamsOfEveryOpInTheTableAndNoOther) {
+  std::set<std::string> ops;
+  for (const protocol::OpSpec& op : protocol::all_ops()) {
+    const std::string name(op.name);
+    ops.insert(name);
+    ASSERT_TRUE(schema->has("params." + name)) << name;
+    EXPECT_NE(rpc::find_method(name), nullptr) << name;
+    EXPECT_EQ(rpc::is_session_method(name), op.route == protocol::OpRoute::kSession) << name;
+    EXPECT_EQ(rpc::is_op_method(name), op.route != protocol::OpRoute::kSession) << name;
+  }
+  for (const auto& [definition, body] : schema->document()["definitions"].items()) {
+    for (const std::string prefix : {"params.", "result."}) {
+      if (definition.starts_with(prefix)) {
+        EXPECT_TRUE(ops.contains(definition.substr(prefix.size()))) << definition << " is no op of the table";
+      }
+    }
+  }
+  EXPECT_EQ(rpc::method_names(), std::vector<std::string>(ops.begin(), ops.end()));
+}
+
+TEST_F(ProtocolSchemaTest, AnOpIsReceiptedExactlyWhenItsSchemaRequiresASubmissionId) {
+  for (const protocol::OpSpec& op : protocol::all_ops()) {
+    const std::string name(op.name);
+    const json& required = schema->document()["definitions"]["params." + name]["required"];
     const bool needs_submission = std::find(required.begin(), required.end(), "submissionId") != required.end();
-    EXPECT_EQ(needs_submission, rpc::is_receipted(method)) << method;
+    EXPECT_EQ(needs_submission, op.receipted) << name;
+    EXPECT_EQ(rpc::is_receipted(name), op.receipted) << name;
+  }
+}
+
+TEST_F(ProtocolSchemaTest, ThreadRoutedOpsRequireAThreadId) {
+  for (const protocol::OpSpec& op : protocol::all_ops()) {
+    if (op.route != protocol::OpRoute::kThread && op.route != protocol::OpRoute::kSteerGate) continue;
+    const json& required = schema->document()["definitions"]["params." + std::string(op.name)]["required"];
+    EXPECT_NE(std::find(required.begin(), required.end(), "threadId"), required.end()) << op.name;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "keel/error_codes.h"
+#include "protocol/ops.h"
 
 namespace keel::rpc {
 
@@ -21,12 +22,17 @@ class MethodTable {
   MethodTable() {
     const json document = json::parse(protocol_schema_text());
     const json& definitions = document.at("definitions");
-    for (const auto& [name, definition] : definitions.items()) {
-      if (!name.starts_with(kParamsPrefix)) continue;
+    // The methods are the op table's (protocol/ops.h); each one's params are checked against its schema
+    // definition, which must exist (the schema test holds the table and the schema to each other).
+    for (const protocol::OpSpec& op : protocol::all_ops()) {
+      const std::string name = std::string(kParamsPrefix) + std::string(op.name);
+      if (!definitions.contains(name)) throw std::logic_error("protocol schema: no definition " + name);
+      const json& definition = definitions.at(name);
       MethodParams entry;
-      entry.method = name.substr(kParamsPrefix.size());
+      entry.method = std::string(op.name);
+      entry.op = &op;
       for (const json& key : definition.value("required", json::array())) entry.required.insert(key.get<std::string>());
-      entry.receipted = entry.required.contains("submissionId");
+      entry.receipted = op.receipted;
       // The definition with every other one beside it, so its $refs resolve.
       const json wrapper = {{"definitions", definitions}, {"allOf", json::array({{{"$ref", "#/definitions/" + name}}})}};
       auto validator = compile_parameter_schema(wrapper);

@@ -113,7 +113,7 @@ void RpcSession::answer_session_method(const rpc::Call& call, const std::shared_
   {
     std::lock_guard<std::mutex> guard(mu_);
     const json ids = call.params.value("threadIds", json(nullptr));
-    if (call.method == rpc::kSubscribeMethod) {
+    if (call.kind == protocol::OpKind::kSessionSubscribe) {
       if (ids.is_null()) {
         threads_.reset();
       } else {

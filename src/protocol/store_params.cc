@@ -1,0 +1,99 @@
+#include "protocol/store_params.h"
+
+#include "keel/error_codes.h"
+#include "util/overloaded.h"
+
+namespace keel::protocol {
+namespace {
+
+using nlohmann::json;
+
+Result<std::string> required_string(const json& params, const char* key) {
+  auto it = params.find(key);
+  if (it == params.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+    return fail(codes::kInvalidArgument, std::string("'") + key + "' must be a non-empty string");
+  }
+  return it->get<std::string>();
+}
+
+Result<std::optional<std::string>> optional_string(const json& params, const char* key) {
+  auto it = params.find(key);
+  if (it == params.end() || it->is_null()) return std::optional<std::string>();
+  if (!it->is_string()) return fail(codes::kInvalidArgument, std::string("'") + key + "' must be a string");
+  return std::optional<std::string>(it->get<std::string>());
+}
+
+Result<std::optional<int64_t>> optional_integer(const json& params, const char* key) {
+  auto it = params.find(key);
+  if (it == params.end() || it->is_null()) return std::optional<int64_t>();
+  if (!it->is_number_integer()) return fail(codes::kInvalidArgument, std::string("'") + key + "' must be an integer");
+  return std::optional<int64_t>(it->get<int64_t>());
+}
+
+Result<json> required_input(const json& params) {
+  auto it = params.find("input");
+  if (it == params.end() || it->is_null()) return fail(codes::kInvalidArgument, "'input' is required");
+  return *it;
+}
+
+}  // namespace
+
+OpKind kind_of(const StoreCommand& command) {
+  return std::visit(Overloaded{
+                        [](const ThreadCreateParams&) { return OpKind::kThreadCreate; },
+                        [](const ThreadDeleteParams&) { return OpKind::kThreadDelete; },
+                        [](const ThreadForkParams&) { return OpKind::kThreadFork; },
+                        [](const ThreadSelectBranchParams&) { return OpKind::kThreadSelectBranch; },
+                        [](const TurnEnqueueParams&) { return OpKind::kTurnEnqueue; },
+                        [](const QueueUpdateParams&) { return OpKind::kQueueUpdate; },
+                        [](const QueueRemoveParams&) { return OpKind::kQueueRemove; },
+                    },
+                    command);
+}
+
+Result<StoreCommand> decode_store_command(OpKind kind, const json& params) {
+  if (!spec_of(kind).store_command) {
+    return fail(codes::kInvalidArgument, "'" + std::string(to_string(kind)) + "' is not a store command");
+  }
+  if (!params.is_object()) return fail(codes::kInvalidArgument, "the payload must be a JSON object");
+  switch (kind) {
+    case OpKind::kThreadCreate:
+      return ThreadCreateParams{KEEL_TRY(optional_string(params, "title"))};
+    case OpKind::kThreadDelete:
+      return ThreadDeleteParams{KEEL_TRY(required_string(params, "threadId"))};
+    case OpKind::kThreadFork: {
+      ThreadForkParams fork{KEEL_TRY(required_string(params, "threadId")), {}, {}};
+      fork.at_node_id = KEEL_TRY(optional_string(params, "atNodeId"));
+      fork.title = KEEL_TRY(optional_string(params, "title"));
+      return fork;
+    }
+    case OpKind::kThreadSelectBranch: {
+      ThreadSelectBranchParams select{KEEL_TRY(required_string(params, "threadId")), {}, {}};
+      select.leaf_node_id = KEEL_TRY(required_string(params, "leafNodeId"));
+      select.expected_revision = KEEL_TRY(optional_integer(params, "expectedRevision"));
+      return select;
+    }
+    case OpKind::kTurnEnqueue: {
+      TurnEnqueueParams enqueue{KEEL_TRY(required_string(params, "threadId")), {}};
+      enqueue.input = KEEL_TRY(required_input(params));
+      return enqueue;
+    }
+    case OpKind::kQueueUpdate: {
+      QueueUpdateParams update{KEEL_TRY(required_string(params, "threadId")), {}, {}, {}};
+      update.item_id = KEEL_TRY(required_string(params, "itemId"));
+      update.input = KEEL_TRY(required_input(params));
+      update.expected_revision = KEEL_TRY(optional_integer(params, "expectedRevision"));
+      return update;
+    }
+    case OpKind::kQueueRemove: {
+      QueueRemoveParams remove{KEEL_TRY(required_string(params, "threadId")), {}};
+      remove.item_id = KEEL_TRY(required_string(params, "itemId"));
+      return remove;
+    }
+    default:
+      break;
+  }
+  return fail(codes::kInvalidArgument, "'" + std::string(to_string(kind)) + "' is not a store command");
+}
+
+}  // namespace keel::protocol

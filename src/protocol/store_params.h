@@ -1,0 +1,63 @@
+// protocol/store_params.h — the typed params of the ops that are store commands (store/commands.h), and
+// their decoders.
+//
+// A decoder reads an op's params (a JSON object whose null members were already dropped by the engine, so
+// null is absent) into its struct: a required member that is missing or of the wrong type is a
+// deterministic rejection with invalid_argument naming the member, the same answer whichever transport
+// carried the op (the JSON-RPC layer checks the schema first; an in-process client reaches here directly).
+// Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "keel/error.h"
+#include "protocol/ops.h"
+
+namespace keel::protocol {
+
+struct ThreadCreateParams {
+  std::optional<std::string> title;
+};
+struct ThreadDeleteParams {
+  std::string thread_id;
+};
+struct ThreadForkParams {
+  std::string thread_id;
+  std::optional<std::string> at_node_id;
+  std::optional<std::string> title;
+};
+struct ThreadSelectBranchParams {
+  std::string thread_id;
+  std::string leaf_node_id;
+  std::optional<int64_t> expected_revision;  // the thread's
+};
+struct TurnEnqueueParams {
+  std::string thread_id;
+  nlohmann::json input;  // a turn's input, kept as the client gave it (the engine checks it is one)
+};
+struct QueueUpdateParams {
+  std::string thread_id;
+  std::string item_id;
+  nlohmann::json input;
+  std::optional<int64_t> expected_revision;  // the item's
+};
+struct QueueRemoveParams {
+  std::string thread_id;
+  std::string item_id;
+};
+
+using StoreCommand = std::variant<ThreadCreateParams, ThreadDeleteParams, ThreadForkParams, ThreadSelectBranchParams,
+                                  TurnEnqueueParams, QueueUpdateParams, QueueRemoveParams>;
+
+// The op a decoded command answers as (its receipt's command type).
+OpKind kind_of(const StoreCommand& command);
+
+// Decodes `params` as the store command `kind`. invalid_argument for a kind that is not a store command
+// (spec_of(kind).store_command is false), params that are not an object, or a member missing or mistyped.
+Result<StoreCommand> decode_store_command(OpKind kind, const nlohmann::json& params);
+
+}  // namespace keel::protocol
