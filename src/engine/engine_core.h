@@ -118,8 +118,11 @@ struct EngineDeps {
   // Optional: named points where crash tests kill the process between a step's side effect and its
   // transaction (docs/architecture.md lists them). Only the crash action is meaningful there.
   FailPoints* fail_points = nullptr;
-  // Optional: the timers of tool calls' time budgets (tests drive them by hand); default: the engine's own.
-  Scheduler* tool_timers = nullptr;
+  // Optional: the source of every timer the engine arms (durable timers of set_timer, tool calls' time
+  // budgets) and that scheduler() hands to tools that wait, injected like the clock; tests pass a
+  // testing::SimulatedTime as both and move time by hand. Callbacks may run on any thread (the engine only
+  // posts from them). Default: timers on the engine's io_context.
+  Scheduler* scheduler = nullptr;
 };
 
 class EngineCore {
@@ -137,8 +140,9 @@ class EngineCore {
   // return at once.
   void recover();
 
-  // Timers on the engine's io_context (for the wait tool and other tools that wait). Valid for the
-  // engine's lifetime; a task may be destroyed from inside its own callback.
+  // The engine's timers (EngineDeps::scheduler, else timers on its io_context), for the wait tool and
+  // other tools that wait. Valid for the engine's lifetime; a task may be destroyed from inside its own
+  // callback.
   Scheduler& scheduler();
 
   class Impl;

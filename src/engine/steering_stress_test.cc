@@ -99,7 +99,10 @@ TEST(SteeringStressTest, RandomSteersEnqueuesAndInterruptsKeepEveryGuarantee) {
   std::mt19937_64 rng(seed);
   auto chance = [&](int percent) { return static_cast<int>(rng() % 100) < percent; };
 
-  EngineHarness h;
+  // Real timers: the slow tool's random delays are the jitter this test is about.
+  testing::HarnessOptions options;
+  options.real_timers = true;
+  EngineHarness h(options);
   // Plenty of responses: half final replies, half one or two slow tool calls.
   for (int i = 0; i < 4000; ++i) {
     if (chance(50)) {
