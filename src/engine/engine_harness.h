@@ -16,6 +16,7 @@
 
 #include "engine/engine_core.h"
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "keel/tool_registry.h"
 #include "store/run_repository.h"
 #include "store/thread_repository.h"

@@ -9,6 +9,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
+#include "keel/sqlite_store.h"
 #include "store/node_body.h"
 #include "tools/builtin/builtin_tools.h"
 
