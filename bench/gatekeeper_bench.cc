@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "policy/policy_gatekeeper.h"
 #include "testing/manual_clock.h"

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/node_digest.h"
 #include "store/thread_repository.h"

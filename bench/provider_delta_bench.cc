@@ -14,6 +14,7 @@
 
 #include "bench_support.h"
 #include "engine/engine_core.h"
+#include "keel/sqlite_store.h"
 #include "model_server/model_server.h"
 #include "policy/gatekeeper.h"
 #include "providers/http_provider/http_provider.h"

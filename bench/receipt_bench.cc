@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/commands.h"
 #include "testing/manual_clock.h"

@@ -13,6 +13,7 @@
 
 #include "engine/engine_core.h"
 #include "engine/run_environment.h"
+#include "keel/sqlite_store.h"
 #include "store/node_body.h"
 #include "store/run_repository.h"
 #include "store/snapshot_repository.h"

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "engine/engine_core.h"
+#include "keel/sqlite_store.h"
 #include "testing/manual_clock.h"
 #include "testing/scripted_provider.h"
 #include "testing/sequential_ids.h"

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/node_body.h"
 #include "store/session_context.h"

@@ -18,6 +18,7 @@
 #include "bench_support.h"
 #include "engine/engine_core.h"
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "testing/manual_clock.h"
 #include "testing/scripted_provider.h"
 #include "testing/sequential_ids.h"

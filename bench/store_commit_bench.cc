@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "testing/temp_dir.h"
 

@@ -44,6 +44,16 @@ struct TokenUsage {
   friend bool operator==(const TokenUsage&, const TokenUsage&) = default;
 };
 
+// A model's prices in US dollars per million tokens (the configuration's price table; token.usage reports
+// what each response cost). Cached input and reasoning output fall back to the plain input and output
+// prices when unset.
+struct ModelPrice {
+  double input_per_million = 0;
+  double output_per_million = 0;
+  std::optional<double> cached_input_per_million;
+  std::optional<double> reasoning_output_per_million;
+};
+
 // A tool as offered to the model: generated from the tool's frozen descriptor.
 struct ProviderTool {
   std::string name;

@@ -22,6 +22,7 @@
 #include "engine/engine_core.h"
 #include "keel/clock.h"
 #include "keel/ids.h"
+#include "keel/sqlite_store.h"
 #include "keel/tool_registry.h"
 #include "policy/policy_gatekeeper.h"
 #include "providers/http/http_client.h"

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "config/config_errors.h"
+#include "keel/sqlite_store.h"
 #include "model_server/model_server.h"
 #include "providers/provider_errors.h"
 #include "testing/temp_dir.h"

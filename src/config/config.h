@@ -23,6 +23,7 @@
 
 #include "config/environment.h"
 #include "keel/error.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "policy/gatekeeper.h"
 #include "providers/model_capabilities.h"

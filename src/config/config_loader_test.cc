@@ -9,6 +9,7 @@
 
 #include "config/config_errors.h"
 #include "config/environment.h"
+#include "keel/sqlite_store.h"
 #include "testing/temp_dir.h"
 
 namespace keel::config {

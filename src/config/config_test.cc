@@ -6,6 +6,7 @@
 
 #include "config/config_errors.h"
 #include "config/environment.h"
+#include "keel/sqlite_store.h"
 
 namespace keel::config {
 namespace {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/config_errors.h"
+#include "keel/sqlite_store.h"
 
 namespace keel::config {
 namespace {

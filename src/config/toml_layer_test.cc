@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/config_errors.h"
+#include "keel/sqlite_store.h"
 
 namespace keel::config {
 namespace {

@@ -18,20 +18,11 @@
 #include <span>
 #include <string>
 
+#include "keel/engine_options.h"
 #include "keel/message.h"
 #include "keel/provider.h"
 
 namespace keel {
-
-struct CompactionSettings {
-  bool enabled = true;
-  // Compact once the request and its reserved reply would fill this fraction of the window.
-  double threshold = 0.8;
-  // The share of the window the kept tail may take; the rest of the history is summarized.
-  double tail_fraction = 0.3;
-  // The longest summary asked of the model, in tokens.
-  int64_t summary_max_tokens = 2'000;
-};
 
 inline constexpr int64_t kTokensPerMessage = 4;
 inline constexpr int64_t kTokensPerImage = 1'600;

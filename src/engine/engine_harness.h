@@ -1,5 +1,7 @@
 // engine/engine_harness.h — a whole engine on a temporary SQLite store, for integration tests and
-// benchmarks: scripted provider, manual clock, sequential ids, a DirectTransport and an event log.
+// benchmarks: scripted provider, simulated time (the engine's clock and scheduler: its timers fire when a
+// test advances `clock`), sequential ids, a DirectTransport and an event log. Tests wait on the log's
+// events, never on real time.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,17 +12,17 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "engine/engine_core.h"
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "keel/tool_registry.h"
 #include "store/run_repository.h"
 #include "store/thread_repository.h"
-#include "testing/manual_clock.h"
 #include "testing/scripted_provider.h"
 #include "testing/sequential_ids.h"
+#include "testing/simulated_time.h"
 #include "testing/temp_dir.h"
 #include "testing/write_gate.h"
 #include "transport/direct_transport.h"
@@ -112,7 +114,9 @@ struct HarnessOptions {
   Gatekeeper* gatekeeper = nullptr;   // default: allow all
   FailPoints* fail_points = nullptr;  // passed to the store
   bool with_task_provider = false;
-  Scheduler* tool_timers = nullptr;  // EngineDeps::tool_timers
+  // false: the harness's simulated time is the engine's scheduler; true: the engine's own timers on its
+  // io_context (stress tests that want real jitter from tools that wait).
+  bool real_timers = false;
   WriteGate* write_gate = nullptr;    // when set, the engine's writes pass it (testing/write_gate.h)
 };
 
@@ -144,10 +148,15 @@ class EngineHarness {
                     options_.gatekeeper ? options_.gatekeeper : &allow_all_,
                     &clock,
                     &ids};
-    deps.tool_timers = options_.tool_timers;
-    engine = std::make_unique<EngineCore>(deps, options_.engine);
+    deps.scheduler = options_.real_timers ? nullptr : &clock;
+    // Subscribed before recovery, so the log sees the recovered turns' events from their start and a test
+    // can wait on them.
+    EngineOptions engine_options = options_.engine;
+    engine_options.recover_on_start = false;
+    engine = std::make_unique<EngineCore>(deps, engine_options);
     transport = std::make_unique<DirectTransport>(*engine);
     subscription = transport->on_event([this](const AgentEvent& event) { log.add(event); });
+    if (options_.engine.recover_on_start) engine->recover();
   }
 
   void stop() {
@@ -284,13 +293,15 @@ class EngineHarness {
         << nth << " on " << thread_id;
   }
 
-  // Polls the store until the run is in `state` (for work that starts with the engine, before a test can
-  // subscribe to its events); a hang guard bounds it.
+  // Waits until `condition` (typically a look at the store) holds, checking it again on every event: the
+  // engine publishes an event after each commit that changes what a test looks at.
+  bool wait_for(const std::function<bool()>& condition) {
+    return log.wait_until([&](const std::vector<AgentEvent>&) { return condition(); });
+  }
+  // Waits until the stored run is in `state` (work that starts with the engine, e.g. a recovered run).
   void wait_run_state(const std::string& run_id, RunState state) {
-    for (int i = 0; i < 3000 && run(run_id).state != state; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    EXPECT_EQ(run(run_id).state, state) << "run " << run_id;
+    EXPECT_TRUE(wait_for([&] { return run(run_id).state == state; }))
+        << "run " << run_id << " is " << to_string(run(run_id).state);
   }
   // Waits for the nth event of `type` on the thread and returns it.
   AgentEvent wait_event(const std::string& thread_id, const std::string& type, size_t nth = 1) {
@@ -317,7 +328,8 @@ class EngineHarness {
   Store& store() { return *store_; }
 
   TempDir dir;
-  ManualClock clock;
+  // The engine's clock and (unless real_timers) its scheduler: advancing it fires the timers due on the way.
+  SimulatedTime clock;
   SequentialIdSource ids{"id"};
   ScriptedProvider provider;
   ScriptedProvider task_provider;

@@ -107,8 +107,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
                                                               ToolCallSinks sinks) {
     const std::chrono::milliseconds budget =
         tool.implementation->time_budget(arguments).value_or(options_.tool_time_budget);
-    Scheduler& timers = deps_.tool_timers != nullptr ? *deps_.tool_timers : scheduler_;
-    return dispatch_tool_call(tool_workers_, timers, tool.implementation, std::move(context), arguments,
+    return dispatch_tool_call(tool_workers_, scheduler_, tool.implementation, std::move(context), arguments,
                               budget, std::move(sinks));
   }
 
@@ -207,7 +206,10 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   // Tool calls run here, never on io_threads_ (engine/tool_workers.h).
   ToolWorkers tool_workers_{options_.tool_threads};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
-  AsioScheduler scheduler_{io_};
+  AsioScheduler io_scheduler_{io_};
+  // Every timer of the engine: EngineDeps::scheduler when given (tests: a testing::SimulatedTime), else
+  // io_scheduler_. Its callbacks run on any thread and only post onto a strand.
+  Scheduler& scheduler_ = deps_.scheduler != nullptr ? *deps_.scheduler : io_scheduler_;
   Strand control_;  // engine-wide ops (thread.create, thread.list, interaction answers)
   std::vector<std::thread> io_threads_;
   Waits waits_{{writer_, *deps_.clock, *deps_.ids, *deps_.gatekeeper, *deps_.tools, scheduler_, threads_, runs_,

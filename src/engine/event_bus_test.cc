@@ -99,15 +99,21 @@ TEST(EventBusTest, ASlowSubscriberGetsBackloggedDeltasMergedAndEverythingElseWho
   std::mutex gate_mu;
   std::condition_variable gate_cv;
   bool open = false;
+  bool holding = false;
   Collected got;
   auto subscription = bus.subscribe([&](const AgentEvent& e) {
     std::unique_lock<std::mutex> lock(gate_mu);
+    holding = true;
+    gate_cv.notify_all();
     gate_cv.wait(lock, [&] { return open; });
     got.add(e);
   });
   bus.publish("item.start", "t", {{"itemId", "a"}});
   // Wait until the subscriber holds that first event, so everything after it queues in the mailbox.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    std::unique_lock<std::mutex> lock(gate_mu);
+    ASSERT_TRUE(gate_cv.wait_for(lock, std::chrono::seconds(30), [&] { return holding; }));
+  }
   constexpr size_t kDeltas = EventBus::kCoalesceAfter * 3;
   for (size_t i = 0; i < kDeltas; ++i) bus.publish("item.delta", "t", {{"itemId", "a"}, {"text", "x"}});
   bus.publish("item.complete", "t", {{"itemId", "a"}});

@@ -136,7 +136,7 @@ TEST_F(InteractionTest, AnAnswerCommittedBeforeACrashIsClaimedOnceOnTheNextStart
     ASSERT_TRUE((*tx)->commit());
   }
   h.start();
-  h.wait_run_state(asked.payload["runId"], RunState::kCompleted);  // starts before we subscribe
+  h.wait_run_state(asked.payload["runId"], RunState::kCompleted);
   ASSERT_EQ(results().size(), 1u);
   EXPECT_EQ(result_text(), "Ada");
   auto tx = h.store().begin(TxMode::kRead);
@@ -152,16 +152,36 @@ TEST_F(InteractionTest, ATimerFiresAndTheRunContinues) {
   // Nobody may answer a timer.
   EXPECT_EQ(answer(asked.payload["interactionId"], {{"firedAtMs", 1}}).payload["error"]["code"],
             codes::kInvalidArgument);
+  ASSERT_TRUE(h.clock.wait_scheduled(1));
+  EXPECT_EQ(h.clock.delays().back(), std::chrono::seconds(1));
+  h.clock.advance(std::chrono::seconds(1));
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
   EXPECT_EQ(result_text(), "The timer of 1 s fired (build).");
 }
 
+// Simulated time: an hour's timer is a test that takes no real time, and it fires neither early nor late.
+TEST_F(InteractionTest, ATimerDueInAnHourFiresWhenTheHourHasPassed) {
+  AgentEvent asked = turn_that_waits("set_timer", {{"seconds", 3600}});
+  ASSERT_TRUE(h.clock.wait_scheduled(1));
+  EXPECT_EQ(h.clock.delays().back(), std::chrono::hours(1));
+  h.clock.advance(std::chrono::minutes(59));
+  EXPECT_EQ(h.clock.pending(), 1u);
+  EXPECT_EQ(h.run(asked.payload["runId"]).state, RunState::kWaitingInteraction);
+  h.clock.advance(std::chrono::minutes(1));
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+  EXPECT_EQ(result_text(), "The timer of 3600 s fired.");
+}
+
 TEST_F(InteractionTest, ATimerThatFellDueWhileKeelWasDownFiresAtTheNextStart) {
   AgentEvent asked = turn_that_waits("set_timer", {{"seconds", 3600}});
+  ASSERT_TRUE(h.clock.wait_scheduled(1));
   h.stop();
   h.clock.advance(std::chrono::hours(2));
   h.start();
-  h.wait_run_state(asked.payload["runId"], RunState::kCompleted);  // starts before we subscribe
+  ASSERT_TRUE(h.clock.wait_scheduled(2));  // armed again by recovery, due at once
+  EXPECT_EQ(h.clock.delays().back(), std::chrono::milliseconds(0));
+  h.clock.advance(std::chrono::milliseconds(0));
+  h.wait_run_state(asked.payload["runId"], RunState::kCompleted);
   EXPECT_EQ(result_text(), "The timer of 3600 s fired.");
 }
 

@@ -418,9 +418,7 @@ TEST_F(RecoveryTest, AQueueLeftBehindByACompletedTurnStartsAtStart) {
   h.provider.push(ScriptedResponse::text("second done"));
   h.start();
   // turn_context, user_message, assistant_message for each turn.
-  for (int i = 0; i < 3000 && h.kinds(thread).size() < 6; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  EXPECT_TRUE(h.wait_for([&] { return h.kinds(thread).size() >= 6; }));
   const std::vector<NodeRecord> path = h.path(thread);
   ASSERT_EQ(path.size(), 6u) << ::testing::PrintToString(h.kinds(thread));
   EXPECT_EQ(path[4].body["content"][0]["text"], "second");

@@ -99,7 +99,10 @@ TEST(SteeringStressTest, RandomSteersEnqueuesAndInterruptsKeepEveryGuarantee) {
   std::mt19937_64 rng(seed);
   auto chance = [&](int percent) { return static_cast<int>(rng() % 100) < percent; };
 
-  EngineHarness h;
+  // Real timers: the slow tool's random delays are the jitter this test is about.
+  testing::HarnessOptions options;
+  options.real_timers = true;
+  EngineHarness h(options);
   // Plenty of responses: half final replies, half one or two slow tool calls.
   for (int i = 0; i < 4000; ++i) {
     if (chance(50)) {
@@ -166,6 +169,7 @@ TEST(SteeringStressTest, RandomSteersEnqueuesAndInterruptsKeepEveryGuarantee) {
   // Wind down: interrupt until every thread is idle (an interrupt holds the queue).
   for (int round = 0; round < 200; ++round) {
     bool idle = true;
+    const size_t completed = testing::EventLog::count_in(h.log.events(), "turn.complete");
     for (ThreadTrack& t : tracks) {
       size_t starts = 0, completes = 0;
       for (const AgentEvent& e : h.log.events()) {
@@ -179,7 +183,10 @@ TEST(SteeringStressTest, RandomSteersEnqueuesAndInterruptsKeepEveryGuarantee) {
       }
     }
     if (idle) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // A running turn ends after its interrupt; wait for an end rather than for time.
+    EXPECT_TRUE(h.log.wait_until([&](const std::vector<AgentEvent>& events) {
+      return testing::EventLog::count_in(events, "turn.complete") > completed;
+    }));
   }
 
   std::cout << "answers:";

@@ -24,64 +24,6 @@ using testing::EngineHarness;
 using testing::HarnessOptions;
 using testing::ScriptedResponse;
 
-// Timers the test fires by hand: the time budget of a call ends when the test says so.
-class ManualTimers final : public Scheduler {
- public:
-  std::unique_ptr<ScheduledTask> schedule_after(std::chrono::milliseconds delay,
-                                                std::function<void()> callback) override {
-    auto entry = std::make_shared<Entry>();
-    entry->callback = std::move(callback);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      entries_.push_back(entry);
-      delays_.push_back(delay);
-    }
-    armed_.notify_all();
-    return std::make_unique<Task>(entry);
-  }
-  // Waits until `count` timers were armed in all (a hang guard bounds it).
-  bool wait_armed(size_t count) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return armed_.wait_for(lock, std::chrono::seconds(30), [&] { return delays_.size() >= count; });
-  }
-  // Runs every armed timer's callback once.
-  void fire_all() {
-    std::vector<std::shared_ptr<Entry>> entries;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      entries.swap(entries_);
-    }
-    for (const auto& entry : entries) {
-      std::lock_guard<std::mutex> lock(entry->mu);  // a task destroyed meanwhile waits for its callback
-      auto callback = std::move(entry->callback);
-      entry->callback = nullptr;
-      if (callback) callback();
-    }
-  }
-  std::vector<std::chrono::milliseconds> delays() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return delays_;
-  }
-
- private:
-  struct Entry {
-    std::mutex mu;
-    std::function<void()> callback;
-  };
-  struct Task final : ScheduledTask {
-    explicit Task(std::shared_ptr<Entry> e) : entry(std::move(e)) {}
-    ~Task() override {
-      std::lock_guard<std::mutex> lock(entry->mu);
-      entry->callback = nullptr;
-    }
-    std::shared_ptr<Entry> entry;
-  };
-  mutable std::mutex mu_;
-  std::condition_variable armed_;
-  std::vector<std::shared_ptr<Entry>> entries_;
-  std::vector<std::chrono::milliseconds> delays_;
-};
-
 // A tool that blocks its worker thread until the test releases it, whatever its cancellation says (a tool
 // stuck in a computation or a blocking call). Records whether its cancellation fired.
 class StuckTool final : public AgentTool {
@@ -202,9 +144,7 @@ TEST(ToolDispatchTest, AStuckToolHoldsUpNeitherOtherThreadsNorInterruptNorShutdo
 // The call's time budget ends a tool that does not return: the model gets a tool.timed_out error result,
 // the call's cancellation fires, and the turn goes on.
 TEST(ToolDispatchTest, ACallPastItsTimeBudgetEndsWithATimeoutAndIsCancelled) {
-  ManualTimers timers;
   HarnessOptions options;
-  options.tool_timers = &timers;
   options.engine.tool_time_budget = std::chrono::milliseconds(5000);
   options.engine.tool_shutdown_grace = std::chrono::milliseconds(0);
   EngineHarness h(options);
@@ -219,8 +159,12 @@ TEST(ToolDispatchTest, ACallPastItsTimeBudgetEndsWithATimeoutAndIsCancelled) {
   ASSERT_EQ(ack.type, "command.ack");
   h.wait_tool_progress(thread);
   EXPECT_EQ(h.completes(thread), 0u);
-  ASSERT_EQ(timers.delays(), std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(5000)});
-  timers.fire_all();
+  ASSERT_TRUE(h.clock.wait_scheduled(1));
+  ASSERT_EQ(h.clock.delays(), std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(5000)});
+  h.clock.advance(std::chrono::milliseconds(4999));
+  EXPECT_EQ(h.completes(thread), 0u);
+  EXPECT_FALSE(stuck->cancelled);
+  h.clock.advance(std::chrono::milliseconds(1));  // the budget ends, in no real time
   AgentEvent done = h.wait_complete(thread, 1);
   EXPECT_EQ(done.payload["stopReason"], "end") << done.payload.dump();
   EXPECT_TRUE(stuck->cancelled);
@@ -236,20 +180,18 @@ TEST(ToolDispatchTest, ACallPastItsTimeBudgetEndsWithATimeoutAndIsCancelled) {
 
 // The wait tool asks for a budget that covers its wait, so the engine's default does not cut it short.
 TEST(ToolDispatchTest, TheWaitToolsBudgetCoversItsWait) {
-  ManualTimers timers;
   HarnessOptions options;
-  options.tool_timers = &timers;
   options.engine.tool_time_budget = std::chrono::milliseconds(1000);
   EngineHarness h(options);
-  ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.scheduler = &timers}));
+  ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.scheduler = &h.clock}));
   h.provider.push(ScriptedResponse::tool_calls({{"w1", "wait", R"({"seconds": 30})"}}));
   h.provider.push(ScriptedResponse::text("waited"));
   h.start();
   const std::string thread = h.create_thread();
   h.send("turn.submit", {{"threadId", thread}, {"input", "wait"}});
   // The wait's first tick and the call's budget are armed; the budget is longer than the wait.
-  ASSERT_TRUE(timers.wait_armed(2));
-  const auto delays = timers.delays();
+  ASSERT_TRUE(h.clock.wait_scheduled(2));
+  const auto delays = h.clock.delays();
   EXPECT_GE(*std::max_element(delays.begin(), delays.end()), std::chrono::milliseconds(30000));
   h.stop();
 }

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
+#include "keel/sqlite_store.h"
 #include "store/node_body.h"
 #include "tools/builtin/builtin_tools.h"
 
@@ -713,7 +716,7 @@ class ReactiveProvider final : public Provider {
 
 TEST(TurnLoopTest, ManyThreadsRunTheirTurnsInParallel) {
   testing::TempDir dir;
-  testing::ManualClock clock;
+  testing::SimulatedTime clock;
   testing::SequentialIdSource ids("p");
   auto store = open_sqlite_store({.path = dir.file("keel.db"), .synchronous = Synchronous::kOff});
   ASSERT_TRUE(store);
@@ -762,28 +765,33 @@ TEST(TurnLoopTest, ASlowSubscriberNeitherStallsTheEngineNorLosesNonDeltaEvents) 
   h.provider.push(many);
   h.start();
   std::mutex slow_mu;
+  std::condition_variable slow_cv;
   std::vector<AgentEvent> slow_events;
-  std::atomic<bool> release{false};
+  bool release = false;
   auto slow = h.transport->on_event([&](const AgentEvent& event) {
-    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::lock_guard<std::mutex> guard(slow_mu);
+    std::unique_lock<std::mutex> lock(slow_mu);
+    slow_cv.wait(lock, [&] { return release; });  // stuck until the turn completed for everyone else
     slow_events.push_back(event);
+    slow_cv.notify_all();
   });
   std::string thread = h.create_thread();
   AgentEvent done = h.run_turn(thread, "talk");  // completes while the slow subscriber has seen nothing
   EXPECT_EQ(done.payload["stopReason"], "end");
-  release = true;
+  {
+    std::lock_guard<std::mutex> guard(slow_mu);
+    release = true;
+  }
+  slow_cv.notify_all();
   const size_t expected_non_delta = [&] {
     size_t n = 0;
     for (const AgentEvent& e : h.log.events()) n += !e.is_delta();
     return n;
   }();
-  for (int i = 0; i < 3000; ++i) {
-    {
-      std::lock_guard<std::mutex> guard(slow_mu);
-      if (!slow_events.empty() && slow_events.back().type == "turn.complete") break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    std::unique_lock<std::mutex> lock(slow_mu);
+    EXPECT_TRUE(slow_cv.wait_for(lock, std::chrono::seconds(30), [&] {  // a hang guard, not a timing check
+      return !slow_events.empty() && slow_events.back().type == "turn.complete";
+    }));
   }
   slow.reset();
   std::string text;
@@ -807,7 +815,10 @@ TEST(TurnLoopTest, WaitToolReportsProgressOnTheEngineSchedulerAndCompletes) {
   h.start();
   ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.scheduler = &h.engine->scheduler()}));
   std::string thread = h.create_thread();
-  EXPECT_EQ(h.run_turn(thread, "wait two seconds").payload["stopReason"], "end");
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "wait two seconds"}}).type, "command.ack");
+  ASSERT_TRUE(h.clock.wait_scheduled(2));  // the call's time budget and the wait's first second
+  h.clock.advance(std::chrono::seconds(2));  // each second ticks; in no real time
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
   bool progressed = false;
   for (const AgentEvent& e : h.log.of_type("item.delta")) progressed |= e.payload.contains("toolProgress");
   EXPECT_TRUE(progressed);

@@ -20,14 +20,7 @@ struct ModelCapabilities {
   int64_t max_output_tokens = 4'096;
 };
 
-// Prices in US dollars per million tokens. Cached input and reasoning output fall back to the plain input
-// and output prices when unset.
-struct ModelPrice {
-  double input_per_million = 0;
-  double output_per_million = 0;
-  std::optional<double> cached_input_per_million;
-  std::optional<double> reasoning_output_per_million;
-};
+using keel::ModelPrice;  // keel/provider.h
 
 // The cost of one response's usage at `price`, in US dollars. Cached input tokens are counted inside
 // input_tokens (as every provider reports them) and charged at the cached price; reasoning tokens are

@@ -1,4 +1,5 @@
 // Tests of the §5.1 command units: receipts, replay, drift, rollback, and the commands themselves.
+#include "keel/sqlite_store.h"
 #include "store/commands.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+#include "keel/sqlite_store.h"
 #include "store/event_epoch.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+#include "keel/sqlite_store.h"
 #include "store/session_context.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+#include "keel/sqlite_store.h"
 #include "store/thread_repository.h"
 
 #include <gtest/gtest.h>

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"

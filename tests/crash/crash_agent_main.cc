@@ -36,6 +36,7 @@
 #include "engine/engine_core.h"
 #include "keel/clock.h"
 #include "keel/ids.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "keel/tool.h"
 #include "keel/tool_registry.h"

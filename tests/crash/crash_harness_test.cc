@@ -35,6 +35,7 @@
 #include "crash/crash_invariants.h"
 #include "crash/crash_scenario.h"
 #include "keel/clock.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/node_body.h"
 #include "store/run_repository.h"

@@ -11,6 +11,7 @@
 
 #include "crash/crash_scenario.h"
 #include "keel/clock.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/node_body.h"
 #include "store/queue_repository.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "model_server/history_rules.h"
 #include "providers/wire/wire_codec.h"

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "util/fail_points.h"
 

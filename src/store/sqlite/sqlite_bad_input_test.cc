@@ -21,6 +21,7 @@
 
 #include "keel/clock.h"
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "testing/settings_rows.h"
 #include "testing/temp_dir.h"

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "testing/child_process.h"
 #include "testing/temp_dir.h"

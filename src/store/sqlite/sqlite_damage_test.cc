@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"

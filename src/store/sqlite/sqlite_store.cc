@@ -31,6 +31,7 @@
 
 #include "keel/clock.h"
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/schema.h"
 #include "store/sqlite/checkpointer.h"

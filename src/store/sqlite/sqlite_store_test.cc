@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "testing/settings_rows.h"
 #include "testing/temp_dir.h"

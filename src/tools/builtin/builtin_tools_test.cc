@@ -8,18 +8,12 @@
 #include <string>
 
 #include "keel/error_codes.h"
+#include "testing/simulated_time.h"
 #include "testing/temp_dir.h"
 #include "tools/tool_errors.h"
 
 namespace keel::builtin {
 namespace {
-
-class NullScheduler final : public Scheduler {
- public:
-  std::unique_ptr<ScheduledTask> schedule_after(std::chrono::milliseconds, std::function<void()>) override {
-    return std::make_unique<ScheduledTask>();
-  }
-};
 
 std::set<std::string> names(const ToolRegistry& registry) {
   std::set<std::string> result;
@@ -29,7 +23,7 @@ std::set<std::string> names(const ToolRegistry& registry) {
 
 TEST(BuiltinToolsTest, RegistersEveryFamilyWhoseDependencyIsGiven) {
   testing::TempDir temp;
-  NullScheduler scheduler;
+  testing::SimulatedTime scheduler;  // never advanced: nothing fires
   ToolRegistry registry;
   ASSERT_TRUE(register_builtin_tools(
                   registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .interactions = true})
@@ -40,7 +34,7 @@ TEST(BuiltinToolsTest, RegistersEveryFamilyWhoseDependencyIsGiven) {
 
 TEST(BuiltinToolsTest, RegistersOnlyTheFamiliesWhoseDependencyIsGiven) {
   testing::TempDir temp;
-  NullScheduler scheduler;
+  testing::SimulatedTime scheduler;  // never advanced: nothing fires
   ToolRegistry workspace_only;
   ASSERT_TRUE(register_builtin_tools(workspace_only, {.workspace_root = temp.path()}).has_value());
   EXPECT_EQ(names(workspace_only),
@@ -56,7 +50,7 @@ TEST(BuiltinToolsTest, RegistersOnlyTheFamiliesWhoseDependencyIsGiven) {
 // The read tools' results are the workspace's text, not keel's: untrusted, provenance workspace (issue 15).
 TEST(BuiltinToolsTest, EveryBuiltinIsALocalToolWithAClosedSchemaAndOnlyTheReadToolsResultsAreUntrusted) {
   testing::TempDir temp;
-  NullScheduler scheduler;
+  testing::SimulatedTime scheduler;  // never advanced: nothing fires
   ToolRegistry registry;
   ASSERT_TRUE(register_builtin_tools(
                   registry, {.workspace_root = temp.path(), .scheduler = &scheduler, .interactions = true})
@@ -80,7 +74,7 @@ TEST(BuiltinToolsTest, EveryBuiltinIsALocalToolWithAClosedSchemaAndOnlyTheReadTo
 
 TEST(BuiltinToolsTest, MissingWorkspaceRootRegistersNothing) {
   testing::TempDir temp;
-  NullScheduler scheduler;
+  testing::SimulatedTime scheduler;  // never advanced: nothing fires
   ToolRegistry registry;
   auto result =
       register_builtin_tools(registry, {.workspace_root = temp.path() / "missing", .scheduler = &scheduler});
@@ -91,7 +85,7 @@ TEST(BuiltinToolsTest, MissingWorkspaceRootRegistersNothing) {
 
 TEST(BuiltinToolsTest, ANameClashUndoesThisCallsRegistrations) {
   testing::TempDir temp;
-  NullScheduler scheduler;
+  testing::SimulatedTime scheduler;  // never advanced: nothing fires
   ToolRegistry registry;
   ASSERT_TRUE(register_builtin_tools(registry, {.scheduler = &scheduler}).has_value());  // "wait" taken
   auto result = register_builtin_tools(registry, {.workspace_root = temp.path(), .scheduler = &scheduler});

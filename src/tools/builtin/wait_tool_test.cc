@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -15,89 +14,12 @@
 
 #include "keel/error_codes.h"
 #include "keel/tool_registry.h"
+#include "testing/simulated_time.h"
 
 namespace keel::builtin {
 namespace {
 
 using std::chrono::milliseconds;
-
-// A Scheduler whose time moves only in advance(). Thread-safe. Destroying a handle cancels its task; if
-// the task is running on another thread the destructor waits, and from inside the task's own callback it
-// returns at once (the guarantee wait_tool.h asks of schedulers).
-class ManualScheduler final : public Scheduler {
- public:
-  std::unique_ptr<ScheduledTask> schedule_after(milliseconds delay, std::function<void()> callback) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t id = next_id_++;
-    tasks_.emplace(id, Task{now_ms_ + delay.count(), std::move(callback)});
-    return std::make_unique<Handle>(this, id);
-  }
-
-  // Runs every task due up to now + `by`, in time order, on the calling thread.
-  void advance(milliseconds by) {
-    std::unique_lock<std::mutex> lock(mu_);
-    const int64_t until = now_ms_ + by.count();
-    while (true) {
-      auto next = tasks_.end();
-      for (auto it = tasks_.begin(); it != tasks_.end(); ++it) {
-        if (it->second.due_ms <= until && (next == tasks_.end() || it->second.due_ms < next->second.due_ms))
-          next = it;
-      }
-      if (next == tasks_.end()) break;
-      now_ms_ = std::max(now_ms_, next->second.due_ms);
-      std::function<void()> callback = std::move(next->second.callback);
-      running_id_ = next->first;
-      running_thread_ = std::this_thread::get_id();
-      tasks_.erase(next);
-      lock.unlock();
-      callback();
-      callback = nullptr;
-      lock.lock();
-      running_id_ = 0;
-      done_.notify_all();
-    }
-    now_ms_ = until;
-  }
-
-  size_t pending() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return tasks_.size();
-  }
-
- private:
-  struct Task {
-    int64_t due_ms;
-    std::function<void()> callback;
-  };
-
-  class Handle final : public ScheduledTask {
-   public:
-    Handle(ManualScheduler* scheduler, uint64_t id) : scheduler_(scheduler), id_(id) {}
-    ~Handle() override { scheduler_->cancel(id_); }
-
-   private:
-    ManualScheduler* scheduler_;
-    uint64_t id_;
-  };
-
-  void cancel(uint64_t id) {
-    std::function<void()> dropped;  // destroyed outside the lock
-    std::unique_lock<std::mutex> lock(mu_);
-    if (auto node = tasks_.extract(id)) dropped = std::move(node.mapped().callback);
-    if (running_id_ == id && running_thread_ != std::this_thread::get_id()) {
-      done_.wait(lock, [&] { return running_id_ != id; });
-    }
-    lock.unlock();
-  }
-
-  mutable std::mutex mu_;
-  std::condition_variable done_;
-  int64_t now_ms_ = 0;
-  uint64_t next_id_ = 1;
-  uint64_t running_id_ = 0;
-  std::thread::id running_thread_;
-  std::map<uint64_t, Task> tasks_;
-};
 
 // What one call reported.
 struct Recorder {
@@ -131,7 +53,7 @@ std::string text_of(const ToolResult& result) {
 }
 
 TEST(WaitToolTest, ReportsProgressEverySecondAndCompletesAfterTheDelay) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   Recorder recorder;
   tool.execute(recorder.context(), {{"seconds", 3}, {"reason", "build"}}, recorder.on_done());
@@ -156,7 +78,7 @@ TEST(WaitToolTest, ReportsProgressEverySecondAndCompletesAfterTheDelay) {
 }
 
 TEST(WaitToolTest, FractionalSecondsCompleteAfterTheRemainder) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   Recorder recorder;
   tool.execute(recorder.context(), {{"seconds", 1.25}}, recorder.on_done());
@@ -170,7 +92,7 @@ TEST(WaitToolTest, FractionalSecondsCompleteAfterTheRemainder) {
 }
 
 TEST(WaitToolTest, ZeroSecondsCompletesAtOnceWithoutATimer) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   Recorder recorder;
   tool.execute(recorder.context(), {{"seconds", 0}}, recorder.on_done());
@@ -180,7 +102,7 @@ TEST(WaitToolTest, ZeroSecondsCompletesAtOnceWithoutATimer) {
 }
 
 TEST(WaitToolTest, CancellationMidWaitCompletesPromptlyWithCancelled) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   Recorder recorder;
   CancellationSource source;
@@ -201,7 +123,7 @@ TEST(WaitToolTest, CancellationMidWaitCompletesPromptlyWithCancelled) {
 }
 
 TEST(WaitToolTest, AlreadyCancelledCallCompletesAtOnce) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   Recorder recorder;
   CancellationSource source;
@@ -213,7 +135,7 @@ TEST(WaitToolTest, AlreadyCancelledCallCompletesAtOnce) {
 }
 
 TEST(WaitToolTest, CancelDuringAProgressReportIsDeliveredAfterIt) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   Recorder recorder;
   CancellationSource source;
@@ -235,7 +157,7 @@ TEST(WaitToolTest, CancelDuringAProgressReportIsDeliveredAfterIt) {
 
 TEST(WaitToolTest, CancelRacingTheLastTimerCallsDoneExactlyOnce) {
   for (int round = 0; round < 200; ++round) {
-    ManualScheduler scheduler;
+    testing::SimulatedTime scheduler;
     WaitTool tool(scheduler);
     Recorder recorder;
     CancellationSource source;
@@ -258,7 +180,7 @@ TEST(WaitToolTest, CancelRacingTheLastTimerCallsDoneExactlyOnce) {
 }
 
 TEST(WaitToolTest, SchemaAllowsZeroToAnHour) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   auto validator = compile_parameter_schema(tool.spec().parameters).value();
   EXPECT_TRUE(validator->validate({{"seconds", 0}}).has_value());
@@ -271,7 +193,7 @@ TEST(WaitToolTest, SchemaAllowsZeroToAnHour) {
 }
 
 TEST(WaitToolTest, OutOfRangeSecondsAreRejectedEvenWithoutValidation) {
-  ManualScheduler scheduler;
+  testing::SimulatedTime scheduler;
   WaitTool tool(scheduler);
   Recorder recorder;
   tool.execute(recorder.context(), {{"seconds", 7200}}, recorder.on_done());
