@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "keel/error.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -61,9 +62,9 @@ class FailPoints {
     uint64_t trigger_at;  // absolute hit count at which to trigger
     bool repeat;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Armed, std::less<>> armed_;
-  std::map<std::string, uint64_t, std::less<>> hits_;
+  mutable Mutex mu_;
+  std::map<std::string, Armed, std::less<>> armed_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t, std::less<>> hits_ GUARDED_BY(mu_);
 };
 
 }  // namespace keel
