@@ -12,7 +12,7 @@ PACKAGES=(
   libssl-dev openssl libsodium-dev libcurl4-openssl-dev
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  clang-format clang-tidy
+  clang-format-16 clang-tidy-16  # scripts/check_format.sh, scripts/clang_tidy.sh (the versions CI pins)
   clang-16 libclang-rt-16-dev  # scripts/fuzz.sh: libFuzzer, and a clang that compiles <expected>
 )
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "config/config_errors.h"
+#include "util/assert.h"
 
 namespace keel::config {
 namespace {
@@ -56,7 +57,7 @@ std::string_view to_string(ProviderKind kind) {
   for (const auto& [k, name] : kProviderKinds) {
     if (k == kind) return name;
   }
-  return "openai-chat";  // unreachable: every enumerator is listed
+  KEEL_BUG("a ProviderKind missing from kProviderKinds");  // every enumerator is listed there
 }
 
 std::optional<ProviderKind> parse_provider_kind(std::string_view name) {

@@ -18,12 +18,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "engine/async_inbox.h"
+#include "util/assert.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -46,7 +47,7 @@ class AdmissionGate {
   // for.
   void open(std::string turn_id, std::string run_id, std::string turn_kind, Strand strand,
             std::shared_ptr<IoLifetime> lifetime) {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (turn_id_ && *turn_id_ == turn_id && run_id_ == run_id) return;
     turn_id_ = std::move(turn_id);
     run_id_ = std::move(run_id);
@@ -60,7 +61,7 @@ class AdmissionGate {
   }
   // The turn's coroutine has ended.
   void close() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     turn_id_.reset();
     steerable_ = false;
     interrupted_ = false;
@@ -71,7 +72,7 @@ class AdmissionGate {
   // Decides, atomically with stop(), whether a steer for `expected_turn_id` may enter; when it may, a
   // ticket is taken and answer() must follow.
   Decision try_admit(const std::string& expected_turn_id) {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     Decision d;
     d.generation = generation_;
     if (turn_id_) {
@@ -100,9 +101,11 @@ class AdmissionGate {
     std::shared_ptr<AsyncInbox<uint64_t>> reports;
     uint64_t finished = 0;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (generation != generation_) return;
       finished = ++finished_;
+      // Each answer() follows the try_admit() that took its ticket in the same generation.
+      KEEL_ASSERT(finished_ <= started_);
       if (admitted) steers_admitted_ = true;
       reports = reports_;
     }
@@ -114,7 +117,7 @@ class AdmissionGate {
   // The turn stops admitting: from now on a steer is refused with turn.ended. Returns the tickets taken
   // until now, which the runner waits for.
   uint64_t stop() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     steerable_ = false;
     return started_;
   }
@@ -126,7 +129,7 @@ class AdmissionGate {
   // steer is refused with turn.ended, and reopen() does not admit again. Returns the tickets taken until
   // now; the runner's early end waits for them and materializes their steers.
   uint64_t interrupt() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     interrupted_ = true;
     steerable_ = false;
     return started_;
@@ -134,49 +137,49 @@ class AdmissionGate {
   // The turn goes on after all (steers came in while it was deciding, or its wait was answered): it admits
   // again, unless it was interrupted.
   void reopen() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (turn_id_ && !interrupted_) steerable_ = true;
   }
   // Tickets taken until now.
   uint64_t started() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return started_;
   }
   // Whether every ticket up to `ticket` has been answered.
   bool answered(uint64_t ticket) const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return finished_ >= ticket;
   }
   // Whether steers were admitted since the last take_admitted(); clears the flag.
   bool take_admitted() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return std::exchange(steers_admitted_, false);
   }
   bool admitted_since_cutoff() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return steers_admitted_;
   }
   std::shared_ptr<AsyncInbox<uint64_t>> reports() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return reports_;
   }
   bool steerable() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return steerable_;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::optional<std::string> turn_id_;
-  std::string run_id_;
-  std::string turn_kind_;
-  bool steerable_ = false;
-  bool interrupted_ = false;  // interrupt(): nothing is admitted again until the next open()
-  bool steers_admitted_ = false;
-  uint64_t started_ = 0;
-  uint64_t finished_ = 0;
-  uint64_t generation_ = 0;
-  std::shared_ptr<AsyncInbox<uint64_t>> reports_;
+  mutable Mutex mu_;
+  std::optional<std::string> turn_id_ GUARDED_BY(mu_);
+  std::string run_id_ GUARDED_BY(mu_);
+  std::string turn_kind_ GUARDED_BY(mu_);
+  bool steerable_ GUARDED_BY(mu_) = false;
+  bool interrupted_ GUARDED_BY(mu_) = false;  // interrupt(): nothing is admitted again until the next open()
+  bool steers_admitted_ GUARDED_BY(mu_) = false;
+  uint64_t started_ GUARDED_BY(mu_) = 0;
+  uint64_t finished_ GUARDED_BY(mu_) = 0;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<AsyncInbox<uint64_t>> reports_ GUARDED_BY(mu_);
 };
 
 }  // namespace keel

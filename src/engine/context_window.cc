@@ -122,7 +122,8 @@ ProviderRequest summary_request(std::span<const Message> replaced, const std::st
   Message message;
   message.role = Role::kUser;
   message.content.push_back(ContentBlock{.text = "Conversation so far:\n\n" + transcript});
-  transcript_holder.assign(1, std::move(message));
+  transcript_holder.clear();
+  transcript_holder.push_back(std::move(message));  // assign(1, m) would copy it
 
   ProviderRequest request;
   request.model = model;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "model_server/wire_encoder.h"
+#include "util/assert.h"
 
 namespace keel::model_server {
 
@@ -27,7 +28,7 @@ std::unique_ptr<WireEncoder> make_encoder(Api api, const ScriptedResponse& respo
     case Api::kAnthropicMessages:
       return make_anthropic_encoder(response, context);
   }
-  return nullptr;  // unreachable: every Api is handled above
+  KEEL_BUG("an Api the switch above does not handle");  // every enumerator has its case
 }
 
 RenderedResponse fixed_response(int status, std::string content_type, std::string body) {

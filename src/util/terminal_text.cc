@@ -75,28 +75,28 @@ nlohmann::json terminal_safe_json(const nlohmann::json& value) {
 }
 
 TerminalSafeStreambuf::~TerminalSafeStreambuf() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   emit(/*all=*/true);
   target_->pubsync();
 }
 
 TerminalSafeStreambuf::int_type TerminalSafeStreambuf::overflow(int_type ch) {
   if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   pending_ += traits_type::to_char_type(ch);
   if (pending_.back() == '\n' || pending_.size() >= 4096) emit(/*all=*/false);
   return ch;
 }
 
 std::streamsize TerminalSafeStreambuf::xsputn(const char* text, std::streamsize count) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   pending_.append(text, static_cast<size_t>(count));
   if (pending_.find('\n') != std::string::npos || pending_.size() >= 4096) emit(/*all=*/false);
   return count;
 }
 
 int TerminalSafeStreambuf::sync() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   emit(/*all=*/false);
   return target_->pubsync();
 }

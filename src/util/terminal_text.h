@@ -24,6 +24,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/thread_annotations.h"
+
 namespace keel {
 
 enum class LineBreaks { kKeep, kShow };
@@ -53,11 +55,11 @@ class TerminalSafeStreambuf final : public std::streambuf {
 
  private:
   // Writes what is pending up to its last whole character (everything when `all`).
-  void emit(bool all);
+  void emit(bool all) REQUIRES(mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   std::streambuf* target_;
-  std::string pending_;  // guarded by mu_
+  std::string pending_ GUARDED_BY(mu_);
 };
 
 }  // namespace keel

@@ -17,7 +17,7 @@ ThreadScheduler::ThreadScheduler() : thread_([this] { run(); }) {}
 
 ThreadScheduler::~ThreadScheduler() {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     stopping_ = true;
     due_.clear();
   }
@@ -29,7 +29,7 @@ std::unique_ptr<ScheduledTask> ThreadScheduler::schedule_after(std::chrono::mill
                                                                std::function<void()> callback) {
   uint64_t id = 0;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     id = next_id_++;
     due_.emplace(std::chrono::steady_clock::now() + delay, Entry{id, std::move(callback)});
   }
@@ -38,7 +38,7 @@ std::unique_ptr<ScheduledTask> ThreadScheduler::schedule_after(std::chrono::mill
 }
 
 void ThreadScheduler::cancel(uint64_t id) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = due_.begin(); it != due_.end(); ++it) {
     if (it->second.id == id) {
       due_.erase(it);
@@ -47,22 +47,22 @@ void ThreadScheduler::cancel(uint64_t id) {
   }
   // Running now: wait until it returns, unless this is the callback cancelling itself.
   if (std::this_thread::get_id() == thread_id_) return;
-  cv_.wait(lock, [&] { return running_id_ != id; });
+  while (running_id_ == id) lock.wait(cv_);
 }
 
 void ThreadScheduler::run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   thread_id_ = std::this_thread::get_id();
   while (!stopping_) {
     if (due_.empty()) {
-      cv_.wait(lock);
+      lock.wait(cv_);
       continue;
     }
     auto first = due_.begin();
     // A copy: while this waits, the entry may be cancelled and erased.
     const std::chrono::steady_clock::time_point due = first->first;
     if (due > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, due);
+      lock.wait_until(cv_, due);
       continue;
     }
     Entry entry = std::move(first->second);

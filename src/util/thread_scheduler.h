@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "keel/scheduler.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -36,16 +37,16 @@ class ThreadScheduler final : public Scheduler {
     uint64_t id;
     std::function<void()> callback;
   };
-  void run();
-  void cancel(uint64_t id);
+  void run() EXCLUDES(mu_);
+  void cancel(uint64_t id) EXCLUDES(mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::multimap<std::chrono::steady_clock::time_point, Entry> due_;
-  uint64_t next_id_ = 1;
-  uint64_t running_id_ = 0;  // the task whose callback runs now, 0 when none
-  std::thread::id thread_id_;
-  bool stopping_ = false;
+  std::multimap<std::chrono::steady_clock::time_point, Entry> due_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  uint64_t running_id_ GUARDED_BY(mu_) = 0;  // the task whose callback runs now, 0 when none
+  std::thread::id thread_id_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -7,7 +7,7 @@ Checkpointer::Checkpointer(std::unique_ptr<Connection> connection)
 
 Checkpointer::~Checkpointer() {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     stopping_ = true;
   }
   cv_.notify_one();
@@ -16,21 +16,21 @@ Checkpointer::~Checkpointer() {
 
 void Checkpointer::request() {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     requested_ = true;
   }
   cv_.notify_one();
 }
 
 uint64_t Checkpointer::completed() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return completed_;
 }
 
 void Checkpointer::run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return requested_ || stopping_; });
+    while (!requested_ && !stopping_) lock.wait(cv_);
     if (stopping_) return;
     requested_ = false;
     lock.unlock();

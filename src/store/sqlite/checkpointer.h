@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "store/sqlite/sqlite_connection.h"
+#include "util/thread_annotations.h"
 
 namespace keel::sqlite {
 
@@ -39,14 +40,14 @@ class Checkpointer {
   uint64_t completed() const;
 
  private:
-  void run();
+  void run() EXCLUDES(mu_);
 
   std::unique_ptr<Connection> connection_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  bool requested_ = false;
-  bool stopping_ = false;
-  uint64_t completed_ = 0;
+  bool requested_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t completed_ GUARDED_BY(mu_) = 0;
   std::thread thread_;  // last: started once everything else is ready
 };
 

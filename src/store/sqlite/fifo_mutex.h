@@ -9,30 +9,33 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
+
+#include "util/assert.h"
+#include "util/thread_annotations.h"
 
 namespace keel::sqlite {
 
 class FifoMutex {
  public:
   void lock() {
-    std::unique_lock<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     const uint64_t ticket = next_ticket_++;
-    cv_.wait(guard, [&] { return now_serving_ == ticket; });
+    while (now_serving_ != ticket) guard.wait(cv_);
   }
   void unlock() {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
+      KEEL_ASSERT(now_serving_ < next_ticket_);  // unlocking a FifoMutex that nobody holds is a bug
       ++now_serving_;
     }
     cv_.notify_all();
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  uint64_t next_ticket_ = 0;
-  uint64_t now_serving_ = 0;
+  uint64_t next_ticket_ GUARDED_BY(mu_) = 0;
+  uint64_t now_serving_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace keel::sqlite
