@@ -1,9 +1,13 @@
 #include "providers/wire/json_tape.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "providers/provider_errors.h"
 #include "providers/wire/utf8_validate.h"
@@ -73,6 +77,22 @@ void append_utf8(std::string& out, uint32_t cp) {
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Whether the number in [begin, end) (valid JSON number syntax) is finite as a double. nlohmann (the
+// engine's other parser) refuses a number that overflows to infinity and takes one that underflows to
+// zero; the tape must accept exactly what it accepts. Short integers always fit, so only those with a
+// fraction, an exponent or many digits are converted.
+bool fits_in_double(const char* begin, const char* end) {
+  if (end - begin <= 18 && std::find_if(begin, end, [](char c) { return !is_digit(c) && c != '-'; }) == end) {
+    return true;
+  }
+  double value = 0;
+  if (std::from_chars(begin, end, value).ec != std::errc::result_out_of_range) return true;
+  // Out of range: an overflow (refused) or an underflow (zero or a denormal, taken). The exponent's sign
+  // alone does not tell (1e-5 vs 0.0...01e400), so ask strtod, which rounds to infinity on overflow.
+  const std::string copy(begin, end);
+  return std::isfinite(std::strtod(copy.c_str(), nullptr));
+}
 
 const char* skip_space(const char* p, const char* end) {
   while (p != end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
@@ -208,6 +228,7 @@ Result<const char*> JsonTape::parse_scalar(const char* p) {
     if (q == end || !is_digit(*q)) return fail(error_at(q, "an exponent needs digits"));
     while (q != end && is_digit(*q)) ++q;
   }
+  if (!fits_in_double(p, q)) return fail(error_at(p, "a number too large for a double"));
   Node& node = nodes_[push(Type::kNumber, p)];
   node.text = p;
   node.text_size = static_cast<uint32_t>(q - p);

@@ -150,6 +150,22 @@ TEST(JsonTapeTest, RejectsWhatRfc8259Rejects) {
   }
 }
 
+// Found by AgreesWithNlohmannOnMutatedEvents (seed 3078369394: "output_tokens":-3e552).
+TEST(JsonTapeTest, RefusesANumberThatOverflowsADoubleAndTakesOneThatUnderflows) {
+  JsonTape tape;
+  const std::string too_many_digits(400, '9');
+  for (const char* text : {"-3e552", "1e309", "[1.5e400]", "{\"n\":-3.5e722}", too_many_digits.c_str()}) {
+    EXPECT_FALSE(nlohmann::json::accept(text)) << text;
+    EXPECT_FALSE(tape.parse(text)) << text;
+  }
+  for (const char* text : {"1e-400", "-2.5e-330", "0.0000001e-320", "1e308", "123456789012345678901234567890"}) {
+    EXPECT_TRUE(nlohmann::json::accept(text)) << text;
+    auto parsed = tape.parse(text);
+    ASSERT_TRUE(parsed) << text;
+    EXPECT_EQ(parsed->to_json(), nlohmann::json::parse(text)) << text;
+  }
+}
+
 TEST(JsonTapeTest, BoundsNesting) {
   JsonTape tape;
   const std::string ok = std::string(JsonTape::kMaxDepth, '[') + std::string(JsonTape::kMaxDepth, ']');
