@@ -527,17 +527,10 @@ void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,
   const std::string& thread_id = actor->thread_id;
   const RunRecord& run = admitted.run;
   if (admitted.titled) {
-    publish("thread.updated", thread_id,
-            {{"threadId", thread_id},
-             {"title", admitted.titled->title},
-             {"revision", admitted.titled->revision}});
+    publish_event(thread_id, events::thread_titled(*admitted.titled));
   }
-  publish("turn.start", thread_id, {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", false}});
-  publish("item.complete", thread_id,
-          {{"itemId", admitted.user.id},
-           {"kind", "user_message"},
-           {"turnId", run.turn_id},
-           {"node", {{"id", admitted.user.id}, {"kind", "user_message"}, {"body", admitted.user.body}}}});
+  publish_event(thread_id, events::turn_start(run, /*resumed=*/false));
+  publish_event(thread_id, events::item_complete(admitted.user, run.turn_id));
   start_runner(actor, run, admitted.first_turn, admitted.first_line);
 }
 
@@ -608,9 +601,8 @@ void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, con
   if (!resumed) return reject(op, thread_id, resumed.error());
   actor->open_gate(*resumed);
   ack(op, thread_id, {{"turnId", resumed->turn_id}, {"runId", resumed->id}});
-  publish("run.updated", thread_id,
-          {{"runId", resumed->id}, {"state", to_string(resumed->state)}, {"revision", resumed->revision}});
-  publish("turn.start", thread_id, {{"turnId", resumed->turn_id}, {"runId", resumed->id}, {"resumed", true}});
+  publish_event(thread_id, events::run_updated(*resumed));
+  publish_event(thread_id, events::turn_start(*resumed, /*resumed=*/true));
   start_runner(actor, *resumed, false, "");
 }
 

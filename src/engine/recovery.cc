@@ -158,8 +158,7 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
         return runs_.transition(tx, run.id, run.revision, RunState::kPausedUncertain, update);
       });
       if (!paused) return;  // the run keeps its state; the next start classifies it again
-      publish("run.updated", run.thread_id,
-              {{"runId", paused->id}, {"state", to_string(paused->state)}, {"revision", paused->revision}});
+      publish_event(run.thread_id, events::run_updated(*paused));
       publish("run.uncertain", run.thread_id,
               {{"runId", paused->id},
                {"turnId", paused->turn_id},
@@ -241,8 +240,7 @@ void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& ac
                                           std::shared_ptr<const ToolRegistryGeneration> generation) {
   CancellationToken cancel = actor->begin_turn(run);
   actor->context().invalidate();
-  publish("turn.start", run.thread_id,
-          {{"turnId", run.turn_id}, {"runId", run.id}, {"resumed", true}, {"recovered", true}});
+  publish_event(run.thread_id, events::turn_start(run, /*resumed=*/true, /*recovered=*/true));
   if (shutdown_.is_cancelled()) actor->cancel_turn("the engine is shutting down");
   enter_running();
   spawn_turn_runner(*this, actor, run, std::move(cancel), /*continuing=*/true, std::move(generation));
@@ -310,8 +308,7 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
   if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !resolved) return;
-  publish("run.updated", thread_id,
-          {{"runId", resolved->id}, {"state", to_string(resolved->state)}, {"revision", resolved->revision}});
+  publish_event(thread_id, events::run_updated(*resolved));
   continue_recovered(actor, *resolved, deps_.tools->snapshot());
 }
 

@@ -141,14 +141,8 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
   // After the commit (spec §6.1): the site rule takes effect, then the run continues.
   if (rule) c_.gatekeeper.install(*rule);
   actor->context().invalidate();
-  c_.replies.publish("item.complete", thread_id,
-          {{"itemId", audit->id},
-           {"kind", to_string(audit->kind)},
-           {"turnId", run_after->turn_id},
-           {"node", {{"id", audit->id}, {"kind", to_string(audit->kind)}, {"body", audit->body}}}});
-  c_.replies.publish(
-      "run.updated", thread_id,
-      {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
+  c_.replies.publish_event(thread_id, events::item_complete(*audit, run_after->turn_id));
+  c_.replies.publish_event(thread_id, events::run_updated(*run_after));
   c_.replies.publish("approval.resolved", thread_id, outcome->outcome.result);
   if (actor->holds(approval_id)) continue_held(actor);
 }
@@ -211,9 +205,7 @@ void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const
   if (!outcome->outcome.accepted) return c_.replies.reject(op, thread_id, *outcome->outcome.rejection);
   c_.replies.ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !run_after) return;
-  c_.replies.publish(
-      "run.updated", thread_id,
-      {{"runId", run_after->id}, {"state", to_string(run_after->state)}, {"revision", run_after->revision}});
+  c_.replies.publish_event(thread_id, events::run_updated(*run_after));
   c_.replies.publish("interaction.resolved", thread_id, outcome->outcome.result);
   if (actor->holds(interaction_id)) continue_held(actor);
 }
@@ -238,15 +230,18 @@ void Waits::fire_timer(const std::shared_ptr<ThreadActor>& actor,
   });
   if (!fired) {
     // The timer stays waiting in the store; try again shortly rather than lose it.
-    c_.replies.publish("run.updated", actor->thread_id,
-            {{"runId", actor->held()->run_id}, {"persisted", false}, {"error", error_json(fired.error())}});
+    // The run keeps its last persisted state, which the event carries (protocol/events.h).
+    if (auto tx = c_.writer.store().begin(TxMode::kRead)) {
+      if (auto run = c_.runs.get(**tx, actor->held()->run_id)) {
+        c_.replies.publish_event(actor->thread_id, events::run_unpersisted(*run, fired.error()));
+      }
+    }
     actor->set_wait_timer(c_.scheduler.schedule_after(std::chrono::seconds(1), [this, actor, interaction_id] {
       asio::post(actor->strand, [this, actor, interaction_id] { fire_timer(actor, interaction_id); });
     }));
     return;
   }
-  c_.replies.publish("run.updated", actor->thread_id,
-          {{"runId", fired->id}, {"state", to_string(fired->state)}, {"revision", fired->revision}});
+  c_.replies.publish_event(actor->thread_id, events::run_updated(*fired));
   c_.replies.publish("interaction.resolved", actor->thread_id,
           {{"interactionId", interaction_id}, {"runId", fired->id}, {"fired", true}});
   continue_held(actor);
