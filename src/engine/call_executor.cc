@@ -163,11 +163,7 @@ asio::awaitable<CallExecutor::Outcome> CallExecutor::run(PlannedCall call, bool 
           return body;
         },
         notices, after, /*announce_run=*/false);
-    if (!written) {
-      turn_.report_unpersisted(written.error());
-      co_return Outcome{};
-    }
-    turn_.publish(std::move(*written));
+    if (!turn_.publish_committed(std::move(written))) co_return Outcome{};
     co_return Outcome{.next = Next::kAnswered};
   }
   if (decision.waits()) co_return Outcome{.next = Next::kWaits, .decision = std::move(decision)};
@@ -236,12 +232,7 @@ asio::awaitable<bool> CallExecutor::execute(PlannedCall call, RunState after, Ca
                                                  .untrusted = source});
       },
       notices, after, /*announce_run=*/false);
-  if (!settled) {
-    turn_.report_unpersisted(settled.error());
-    co_return false;
-  }
-  turn_.publish(std::move(*settled));
-  co_return true;
+  co_return turn_.publish_committed(std::move(settled));
 }
 
 }  // namespace keel

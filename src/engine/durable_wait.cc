@@ -187,11 +187,7 @@ asio::awaitable<bool> DurableWait::continue_wait() {
   if (calls.empty() && turn_.run.state != RunState::kStreamingModel) {
     // Nothing was left to answer (the results committed before a restart): the run goes on to the model.
     Result<Events> moved = journal_.back_to_model();
-    if (!moved) {
-      turn_.report_unpersisted(moved.error());
-      co_return false;
-    }
-    turn_.publish(std::move(*moved));
+    if (!turn_.publish_committed(std::move(moved))) co_return false;
   }
   co_return true;
 }
@@ -257,12 +253,7 @@ asio::awaitable<bool> DurableWait::finish_interaction(PlannedCall call, bool mor
         return body;
       },
       {}, after, /*announce_run=*/true);
-  if (!settled) {
-    turn_.report_unpersisted(settled.error());
-    co_return false;
-  }
-  turn_.publish(std::move(*settled));
-  co_return true;
+  co_return turn_.publish_committed(std::move(settled));
 }
 
 }  // namespace keel

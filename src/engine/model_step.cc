@@ -256,12 +256,7 @@ asio::awaitable<bool> ModelStep::compact(int64_t tokens_before) {
   body.tokens_after =
       kTokensPerMessage + static_cast<int64_t>(body.summary.size() / 4) + estimate_tokens(body.tail);
   Result<Events> written = journal_.append_compaction(body);
-  if (!written) {
-    turn_.report_unpersisted(written.error());
-    co_return false;
-  }
-  turn_.publish(std::move(*written));
-  co_return true;
+  co_return turn_.publish_committed(std::move(written));
 }
 
 }  // namespace keel

@@ -70,6 +70,15 @@ std::vector<std::string> Turn::count_result(bool failed, bool refused) {
   return notices;
 }
 
+bool Turn::publish_committed(Result<std::vector<events::Event>> committed) {
+  if (!committed) {
+    report_unpersisted(committed.error());
+    return false;
+  }
+  publish(std::move(*committed));
+  return true;
+}
+
 void Turn::report_unpersisted(const Error& error) {
   actor->gate().stop();
   // What the refused write held is lost; the turn still ends, with this reason, once its step unwound.

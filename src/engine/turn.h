@@ -108,6 +108,9 @@ struct Turn {
   // A write of the turn failed: the turn stops admitting and unwinds (each caller returns "ended"); the
   // runner then ends the turn with this error (the first one).
   void report_unpersisted(const Error& error);
+  // A journal commit's outcome (turn_journal.h): its events go to the outbox, or its failure is reported as
+  // above. Returns whether it committed.
+  bool publish_committed(Result<std::vector<events::Event>> committed);
 
   EngineCore::Impl& engine;
   std::shared_ptr<ThreadActor> actor;

@@ -7,11 +7,7 @@ namespace keel {
 boost::asio::awaitable<void> TurnEnding::end_turn(Ending ending) {
   co_await turn_.wait_for_admissions(turn_.gate().stop());
   Result<Events> written = journal_.end(ending);
-  if (!written) {
-    turn_.report_unpersisted(written.error());
-    co_return;
-  }
-  turn_.publish(std::move(*written));
+  if (!turn_.publish_committed(std::move(written))) co_return;
   events::TurnEnd end{.turn_id = turn_.run.turn_id, .run_id = turn_.run.id};
   switch (ending.kind) {
     case Ending::Kind::kBudgetPause:

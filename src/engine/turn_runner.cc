@@ -155,12 +155,7 @@ asio::awaitable<bool> TurnRunner::take_steers() {
   co_await turn_.wait_for_admissions(turn_.gate().started());  // the cutoff's one synchronous point
   if (!turn_.gate().take_admitted() || !has_pending_steers()) co_return true;
   Result<Events> taken = journal_.take_steers();
-  if (!taken) {
-    turn_.report_unpersisted(taken.error());
-    co_return false;
-  }
-  turn_.publish(std::move(*taken));
-  co_return true;
+  co_return turn_.publish_committed(std::move(taken));
 }
 
 asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::string assistant_id,
@@ -214,11 +209,7 @@ asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::
   }
   commit.body = std::move(*encoded);
   Result<Events> written = journal_.commit_reply(commit);
-  if (!written) {
-    turn_.report_unpersisted(written.error());
-    co_return false;
-  }
-  turn_.publish(std::move(*written));
+  if (!turn_.publish_committed(std::move(written))) co_return false;
   if (commit.tools_refused || final) {
     events::TurnEnd end{.turn_id = turn_.run.turn_id,
                         .run_id = turn_.run.id,

@@ -65,6 +65,21 @@ class CliEndToEnd : public ::testing::Test {
     return run.err.substr(at + marker.size(), run.err.find('\n', at) - at - marker.size());
   }
 
+  // Starts `keel run TASK`, waits for the scripted reply's first text ("working") and kills the process
+  // mid-stream with SIGKILL; returns the thread id it printed ("" after a failure it reported).
+  std::string kill_run_while_it_streams(const std::string& task) {
+    KeelProcess run(KEEL_BINARY, keel_args({"run", task}));
+    if (!run.wait_stdout("working") || !run.wait_stderr("keel: thread ")) {
+      ADD_FAILURE() << run.out() << run.err();
+      return "";
+    }
+    const std::string marker = "keel: thread ";
+    const std::string thread = run.err().substr(run.err().find(marker) + marker.size(), 36);
+    run.signal(SIGKILL);
+    EXPECT_EQ(run.wait_exit(), 128 + SIGKILL);
+    return thread;
+  }
+
   // The text of every message the model was sent in its `n`-th request (0-based).
   std::string request_text(size_t n) const {
     auto requests = server_->requests();
@@ -303,13 +318,8 @@ TEST_F(CliEndToEnd, ResumeAfterSigkillFollowsTheRecoveredTurnToItsEnd) {
   serve_script({{"responses",
                  {{{"steps", {{{"type", "text"}, {"text", "working"}}, {{"type", "hang"}}}}},
                   {{"steps", {{{"type", "text"}, {"text", "done after the crash"}}}}}}}});
-  KeelProcess run(KEEL_BINARY, keel_args({"run", "crash me"}));
-  ASSERT_TRUE(run.wait_stdout("working")) << run.err();
-  ASSERT_TRUE(run.wait_stderr("keel: thread "));
-  const std::string marker = "keel: thread ";
-  const std::string thread = run.err().substr(run.err().find(marker) + marker.size(), 36);
-  run.signal(SIGKILL);
-  ASSERT_EQ(run.wait_exit(), 128 + SIGKILL);
+  const std::string thread = kill_run_while_it_streams("crash me");
+  ASSERT_FALSE(thread.empty());
 
   // The store lock went with the process; recovery continues the run by itself, and resume follows it.
   KeelRun resumed = keel({"resume", thread});
@@ -408,13 +418,8 @@ TEST_F(CliEndToEnd, ThreadsShowForkSelectAndDelete) {
 // while a fork is allowed as the engine allows it beside a running turn (keel threads used to refuse it).
 TEST_F(CliEndToEnd, ThreadsRefusesByTheEnginesRuleForAnUnfinishedTurn) {
   serve_script({{"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "working"}}, {{"type", "hang"}}}}}}}});
-  KeelProcess run(KEEL_BINARY, keel_args({"run", "crash me"}));
-  ASSERT_TRUE(run.wait_stdout("working")) << run.err();
-  ASSERT_TRUE(run.wait_stderr("keel: thread "));
-  const std::string marker = "keel: thread ";
-  const std::string thread = run.err().substr(run.err().find(marker) + marker.size(), 36);
-  run.signal(SIGKILL);
-  ASSERT_EQ(run.wait_exit(), 128 + SIGKILL);
+  const std::string thread = kill_run_while_it_streams("crash me");
+  ASSERT_FALSE(thread.empty());
 
   const json read = json::parse(keel({"threads", "show", thread, "--json"}).out);
   ASSERT_EQ(read["latestRun"]["state"], "streaming_model") << read.dump();
