@@ -37,11 +37,11 @@ void BM_EventToItemDelta(benchmark::State& state) {
   constexpr int kChunks = 100;
   std::string text;
   for (int i = 0; i < kChunks; ++i) text += "word" + std::to_string(i % 10) + " ";
-  auto script = model_server::parse_script(
-      {{"responses",
-        {{{"match", ""},
-          {"chunk_delay_ms", 2},
-          {"steps", {{{"type", "text"}, {"text", text}, {"chunk_size", 6}}}}}}}});
+  auto script =
+      model_server::parse_script({{"responses",
+                                   {{{"match", ""},
+                                     {"chunk_delay_ms", 2},
+                                     {"steps", {{{"type", "text"}, {"text", text}, {"chunk_size", 6}}}}}}}});
   if (!script) {
     state.SkipWithError(script.error().to_string().c_str());
     return;
@@ -108,7 +108,8 @@ void BM_EventToItemDelta(benchmark::State& state) {
   }
   int turns = 0;
   for (auto _ : state) {
-    engine.submit(Op{"turn.submit", "bench", "t" + std::to_string(++turns), {{"threadId", thread}, {"input", "go"}}});
+    engine.submit(
+        Op{"turn.submit", "bench", "t" + std::to_string(++turns), {{"threadId", thread}, {"input", "go"}}});
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return completes == turns; });
   }

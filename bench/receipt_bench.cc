@@ -29,7 +29,8 @@ void BM_CommandWithReceipt(benchmark::State& state) {
   StoreCommands commands(**store, clock, ids);
   int64_t n = 0;
   for (auto _ : state) {
-    auto result = commands.execute({"bench", "s" + std::to_string(n++), protocol::OpKind::kThreadCreate, {{"title", "t"}}});
+    auto result = commands.execute(
+        {"bench", "s" + std::to_string(n++), protocol::OpKind::kThreadCreate, {{"title", "t"}}});
     if (!result) state.SkipWithError(result.error().to_string().c_str());
   }
   state.SetItemsProcessed(state.iterations());

@@ -71,9 +71,10 @@ struct Engine {
   std::string thread;
 
   Engine() {
-    store = std::move(open_sqlite_store({.path = dir.file("bench.db"), .synchronous = Synchronous::kOff})).value();
-    core = std::make_unique<EngineCore>(EngineDeps{store.get(), &provider, nullptr, &tools, &gate, &clock, &ids},
-                                        EngineOptions{});
+    store = std::move(open_sqlite_store({.path = dir.file("bench.db"), .synchronous = Synchronous::kOff}))
+                .value();
+    core = std::make_unique<EngineCore>(
+        EngineDeps{store.get(), &provider, nullptr, &tools, &gate, &clock, &ids}, EngineOptions{});
     transport = std::make_unique<DirectTransport>(*core);
     // The thread is made through the engine directly; the clients only watch.
     std::mutex mu;
@@ -98,7 +99,8 @@ struct Engine {
     for (int i = 0; i < kDeltas; ++i) response.add(provider_event::TextDelta{"tok "});
     response.add(provider_event::Finish{StopReason::kEnd, "stop"});
     provider.push(std::move(response));
-    transport->send(Op{"turn.submit", "bench", "turn-" + std::to_string(n), {{"threadId", thread}, {"input", "go"}}});
+    transport->send(
+        Op{"turn.submit", "bench", "turn-" + std::to_string(n), {{"threadId", thread}, {"input", "go"}}});
   }
 };
 
@@ -110,7 +112,8 @@ uint64_t total_events(const std::vector<std::unique_ptr<Counter>>& counters) {
 
 // The measured part, the same for every transport: one turn per iteration, over once every client has read
 // its turn.complete; the items are the notifications all clients read meanwhile.
-void run_turns(benchmark::State& state, Engine& engine, const std::vector<std::unique_ptr<Counter>>& counters) {
+void run_turns(benchmark::State& state, Engine& engine,
+               const std::vector<std::unique_ptr<Counter>>& counters) {
   uint64_t turns = 0;
   const uint64_t before = total_events(counters);
   for (auto _ : state) {
@@ -283,7 +286,8 @@ void BM_WebSocketUnauthenticatedMemory(benchmark::State& state) {
   options.token = kToken;
   auto server = std::move(WebSocketServer::start(*engine.transport, options)).value();
   // The whole body but its last byte: the server waits for the rest with what it read.
-  std::string request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kBody) + "\r\n\r\n";
+  std::string request =
+      "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kBody) + "\r\n\r\n";
   request.append(kBody - 1, 'x');
   long before = 0;
   long after = 0;

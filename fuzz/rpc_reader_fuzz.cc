@@ -1,9 +1,9 @@
 // fuzz_rpc_reader — the JSON-RPC reader (transport/json_rpc.h: parse_message with its depth bound and the
 // schema-driven params check, then to_op bound to a principal) on arbitrary bytes. It must never throw or
-// crash, whatever the nesting, and what it returns must keep its promises: every entry is either a call of a method the schema
-// defines, with object params holding no null that the method does not require, or a JSON-RPC error
-// response carrying keel's dotted code; a batch is never larger than the bound; every response can be
-// written out as JSON; every op stays inside the connection's principal, whatever clientId it claims.
+// crash, whatever the nesting, and what it returns must keep its promises: every entry is either a call of a
+// method the schema defines, with object params holding no null that the method does not require, or a
+// JSON-RPC error response carrying keel's dotted code; a batch is never larger than the bound; every response
+// can be written out as JSON; every op stays inside the connection's principal, whatever clientId it claims.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(incoming.batch || incoming.entries.size() == 1, "a single message became several entries");
   for (auto& entry : incoming.entries) {
     if (const auto* error = std::get_if<nlohmann::json>(&entry)) {
-      require(error->is_object() && error->value("jsonrpc", "") == "2.0", "an error response without jsonrpc");
+      require(error->is_object() && error->value("jsonrpc", "") == "2.0",
+              "an error response without jsonrpc");
       require((*error)["error"]["code"].is_number_integer(), "an error response without an integer code");
       require((*error)["error"]["data"]["code"].is_string(), "an error response without keel's code");
       require(nlohmann::json::accept(keel::rpc::dump(*error)), "an error response that is not JSON");
@@ -40,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     require(method != nullptr, "a call of a method the schema does not define");
     require(call.params.is_object(), "a call whose params are not an object");
     for (const auto& [key, value] : call.params.items()) {
-      require(!value.is_null() || method->required.contains(key), "a null optional parameter reached the call");
+      require(!value.is_null() || method->required.contains(key),
+              "a null optional parameter reached the call");
     }
     require(!method->receipted || call.submission_id.has_value(), "a receipted call without a submission id");
     const std::optional<std::string> claimed = call.client_id;

@@ -32,14 +32,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(bytes.size() <= keel::kMaxHandshakeHeaderBytes, "a header over the bound was parsed");
   if (!verdict.accepted()) {
     require(verdict.status >= 400 && verdict.status < 500, "a refusal that is not a 4xx status");
-    require(!verdict.code.empty() && verdict.principal.empty(), "a refusal without a code, or with a principal");
+    require(!verdict.code.empty() && verdict.principal.empty(),
+            "a refusal without a code, or with a principal");
     return 0;
   }
-  require(request->upgrade && !request->has_body && !request->repeated_field, "let through without the basics");
+  require(request->upgrade && !request->has_body && !request->repeated_field,
+          "let through without the basics");
   require(request->host.has_value(), "let through without a Host");
-  require(verdict.principal == "owner" || verdict.principal == "bob", "let through without a known principal");
+  require(verdict.principal == "owner" || verdict.principal == "bob",
+          "let through without a known principal");
   const std::string expected = verdict.principal == "owner" ? "s3cret" : "bob-token";
-  const bool in_header = request->authorization && request->authorization->find(expected) != std::string::npos;
+  const bool in_header =
+      request->authorization && request->authorization->find(expected) != std::string::npos;
   const bool in_query = request->target.find("token=") != std::string::npos;
   require(in_header || in_query, "a principal granted without its token in the request");
   if (request->origin) {

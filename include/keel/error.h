@@ -62,9 +62,9 @@ inline std::unexpected<Error> fail(Error error) { return std::unexpected<Error>(
 #define KEEL_TRY(expr) KEEL_TRY_IMPL_(expr, KEEL_TRY_CONCAT_(keel_try_result_, __COUNTER__))
 #define KEEL_TRY_CONCAT_(a, b) KEEL_TRY_CONCAT2_(a, b)
 #define KEEL_TRY_CONCAT2_(a, b) a##b
-#define KEEL_TRY_IMPL_(expr, var)                                          \
-  __extension__({                                                          \
-    auto var = (expr);                                                     \
-    if (!var) return ::std::unexpected(std::move(var).error());            \
-    std::move(var).value();                                                \
+#define KEEL_TRY_IMPL_(expr, var)                               \
+  __extension__({                                               \
+    auto var = (expr);                                          \
+    if (!var) return ::std::unexpected(std::move(var).error()); \
+    std::move(var).value();                                     \
   })

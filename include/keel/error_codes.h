@@ -101,10 +101,11 @@ inline constexpr char kServeTokenFilePermissions[] = "serve.token_file_permissio
 
 // transport: the WebSocket server before the upgrade (issue 15; transport/ws_handshake.h, docs/security.md).
 // Each is the `code` of the JSON body of an HTTP refusal, or of `keel serve`'s refusal to start.
-inline constexpr char kRpcHostRefused[] = "rpc.host_refused";        // Host not loopback nor the listen address (403)
-inline constexpr char kRpcOriginRefused[] = "rpc.origin_refused";    // a browser Origin not allowed (403)
-inline constexpr char kRpcBodyRefused[] = "rpc.body_refused";        // the upgrade request carries a body (400)
-inline constexpr char kRpcHeaderTooLarge[] = "rpc.header_too_large"; // request header over 8 KiB (431)
+inline constexpr char kRpcHostRefused[] =
+    "rpc.host_refused";  // Host not loopback nor the listen address (403)
+inline constexpr char kRpcOriginRefused[] = "rpc.origin_refused";  // a browser Origin not allowed (403)
+inline constexpr char kRpcBodyRefused[] = "rpc.body_refused";      // the upgrade request carries a body (400)
+inline constexpr char kRpcHeaderTooLarge[] = "rpc.header_too_large";  // request header over 8 KiB (431)
 // More connections waiting for their handshake than the server takes (503, at once, nothing read).
 inline constexpr char kRpcTooManyUnauthenticated[] = "rpc.too_many_unauthenticated";
 // --listen on a non-loopback address without --allow-remote.

@@ -19,9 +19,9 @@ enum class Role { kUser, kAssistant, kTool };
 struct ContentBlock {
   enum class Kind { kText, kImage, kReasoning };
   Kind kind = Kind::kText;
-  std::string text{};          // kText, kReasoning
-  std::string media_type{};    // kImage: "image/png", ...
-  std::string data_base64{};   // kImage
+  std::string text{};              // kText, kReasoning
+  std::string media_type{};        // kImage: "image/png", ...
+  std::string data_base64{};       // kImage
   nlohmann::json provider_data{};  // opaque per-provider extras (signatures, encrypted content); null if none
 
   friend bool operator==(const ContentBlock&, const ContentBlock&) = default;

@@ -119,7 +119,8 @@ class Provider {
   virtual ~Provider() = default;
   // A short name for logs and errors ("openai-chat", "scripted").
   virtual std::string name() const = 0;
-  virtual void stream(ProviderRequest request, CancellationToken cancel, std::shared_ptr<ProviderSink> sink) = 0;
+  virtual void stream(ProviderRequest request, CancellationToken cancel,
+                      std::shared_ptr<ProviderSink> sink) = 0;
 };
 
 }  // namespace keel

@@ -36,7 +36,6 @@
 
 namespace keel {
 
-
 // Raw bytes, stored as a BLOB (SQLite) / BYTEA (PostgreSQL).
 struct Blob {
   std::string bytes;

@@ -39,8 +39,8 @@ enum class ToolLevel { kL0, kL1, kL2, kMcp, kBuiltin };
 enum class ToolEffects { kRead, kWrite };
 enum class ToolRecovery { kRetrySafe, kInspectFirst, kNeverRetry };
 enum class ToolTrust { kTrusted, kUntrusted };
-// Where a tool's results come from: keel itself (tool), the workspace's files (workspace), an MCP server (mcp)
-// or a web page (page). Untrusted results reach the model inside a data envelope naming it.
+// Where a tool's results come from: keel itself (tool), the workspace's files (workspace), an MCP server
+// (mcp) or a web page (page). Untrusted results reach the model inside a data envelope naming it.
 enum class ToolProvenance { kTool, kMcp, kPage, kWorkspace };
 
 std::string_view to_string(ToolLevel level);

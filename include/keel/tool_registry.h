@@ -79,7 +79,8 @@ class ToolRegistryGeneration {
   const RegisteredTool* find(const std::string& name) const;
   const std::map<std::string, RegisteredTool>& tools() const { return tools_; }
   // The same tools minus those `keep` rejects (for capability filtering, e.g. vision:false).
-  std::shared_ptr<const ToolRegistryGeneration> filtered(const std::function<bool(const ToolDescriptor&)>& keep) const;
+  std::shared_ptr<const ToolRegistryGeneration> filtered(
+      const std::function<bool(const ToolDescriptor&)>& keep) const;
 
  private:
   uint64_t number_;

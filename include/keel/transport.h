@@ -30,7 +30,8 @@ class EngineTransport {
  public:
   virtual ~EngineTransport() = default;
   virtual void send(Op op) = 0;
-  [[nodiscard]] virtual std::unique_ptr<EventSubscription> on_event(std::function<void(const AgentEvent&)> callback) = 0;
+  [[nodiscard]] virtual std::unique_ptr<EventSubscription> on_event(
+      std::function<void(const AgentEvent&)> callback) = 0;
 };
 
 }  // namespace keel

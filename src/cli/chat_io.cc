@@ -12,7 +12,8 @@ namespace keel::cli {
 
 Result<termios> enter_raw_mode(int fd) {
   termios saved{};
-  if (::tcgetattr(fd, &saved) != 0) return fail(codes::kChatNoTerminal, "cannot read the terminal's settings");
+  if (::tcgetattr(fd, &saved) != 0)
+    return fail(codes::kChatNoTerminal, "cannot read the terminal's settings");
   termios raw = saved;
   raw.c_iflag &= ~static_cast<tcflag_t>(BRKINT | ICRNL | INLCR | IGNCR | INPCK | ISTRIP | IXON);
   raw.c_lflag &= ~static_cast<tcflag_t>(ECHO | ICANON | IEXTEN | ISIG);

@@ -477,7 +477,7 @@ class ChatSession::Impl {
   std::string running_turn_;
   bool interrupting_ = false;
   size_t queue_length_ = 0;
-  Clock::time_point escape_since_;    // when the pending ESC byte came
+  Clock::time_point escape_since_;  // when the pending ESC byte came
   bool leave_ = false;
   int exit_status_ = kExitOk;
 };

@@ -39,13 +39,14 @@ struct CommandContext {
 
 struct ServeOptions {
   bool stdio = false;
-  std::string listen;                             // "HOST:PORT" for WebSocket
-  std::optional<std::filesystem::path> token_file;  // read the token from it (created with a new one if missing)
-  bool no_token = false;                          // accept clients without a token (explicit opt-in)
-  bool allow_remote = false;                      // listen on a non-loopback address (explicit opt-in)
-  std::vector<std::string> allowed_origins;       // browser origins allowed besides keel's own
-  std::vector<std::string> allowed_hosts;         // Host names allowed besides loopback ones
-  std::optional<std::filesystem::path> port_file;   // write the bound port here once listening
+  std::string listen;  // "HOST:PORT" for WebSocket
+  std::optional<std::filesystem::path>
+      token_file;                            // read the token from it (created with a new one if missing)
+  bool no_token = false;                     // accept clients without a token (explicit opt-in)
+  bool allow_remote = false;                 // listen on a non-loopback address (explicit opt-in)
+  std::vector<std::string> allowed_origins;  // browser origins allowed besides keel's own
+  std::vector<std::string> allowed_hosts;    // Host names allowed besides loopback ones
+  std::optional<std::filesystem::path> port_file;  // write the bound port here once listening
   std::string model;
   std::optional<std::filesystem::path> workspace;
 };

@@ -330,7 +330,8 @@ int demo_command(const CommandContext& context, const DemoOptions& options) {
   notes << "\n";
   if (written) {
     notes << bold(std::string(kDemoResultFile) + ", as the agent wrote it:") << "\n";
-    for (const std::string& line : lines_of(read_file(result))) notes << "  │ " << terminal_safe(line) << "\n";
+    for (const std::string& line : lines_of(read_file(result)))
+      notes << "  │ " << terminal_safe(line) << "\n";
     notes << "\n";
   }
   const int approvals = decider.approvals();

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
 #include "cli/cli_errors.h"
+#include "cli/commands.h"
 #include "keel/error.h"
 
 namespace keel::cli {

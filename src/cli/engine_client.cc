@@ -32,8 +32,8 @@ std::string EngineClient::send(const std::string& method, nlohmann::json params)
                  std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
                  std::to_string(next_submission_++);
   }
-  transport_.send(Op{.method = method, .client_id = client_id_, .submission_id = submission,
-                     .params = std::move(params)});
+  transport_.send(Op{
+      .method = method, .client_id = client_id_, .submission_id = submission, .params = std::move(params)});
   return submission;
 }
 

@@ -18,8 +18,8 @@
 #include <optional>
 #include <string>
 
-#include "keel/error.h"
 #include "cli/cli_errors.h"
+#include "keel/error.h"
 #include "keel/transport.h"
 
 namespace keel::cli {

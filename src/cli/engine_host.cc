@@ -136,9 +136,10 @@ class EngineHost::Impl {
     const config::Config& config = options_.config;
     const std::string model_name = options_.model_name.empty() ? config.default_model : options_.model_name;
     if (model_name.empty()) {
-      return fail(kNoModel,
-                  "no model is configured: set default_model in a config file (docs/configuration.md), or pass "
-                  "--model; `keel demo` runs without one");
+      return fail(
+          kNoModel,
+          "no model is configured: set default_model in a config file (docs/configuration.md), or pass "
+          "--model; `keel demo` runs without one");
     }
     // End-to-end tests fail the store on purpose (a full disk) through KEEL_FAILPOINTS; nothing is armed
     // without it, or in a build without fail points.
@@ -150,12 +151,13 @@ class EngineHost::Impl {
     }
     resolver_ = std::make_unique<config::CredentialResolver>(*store_.store, vault_.get(),
                                                              config::process_environment());
-    ModelBindingDeps deps{.credentials = resolver_.get(), .client = &http_, .scheduler = &scheduler_,
-                          .clock = &clock_};
+    ModelBindingDeps deps{
+        .credentials = resolver_.get(), .client = &http_, .scheduler = &scheduler_, .clock = &clock_};
     model_ = KEEL_TRY(bind_model(config, model_name, deps));
     model_name_ = model_name;
     const std::string task_name = config.task_model;
-    if (!task_name.empty() && task_name != model_name) task_model_ = KEEL_TRY(bind_model(config, task_name, deps));
+    if (!task_name.empty() && task_name != model_name)
+      task_model_ = KEEL_TRY(bind_model(config, task_name, deps));
 
     // Each start is a new policy session: decisions remembered "until keel exits" end with it.
     PolicySession session{.id = ids_.next_id(), .workspace = workspace_key(options_.workspace)};

@@ -33,7 +33,8 @@ std::string describe_turn_end(const json& payload) {
   const std::string reason = payload.value("stopReason", "");
   if (reason == "end") return "completed";
   if (reason == "max_tokens") return "stopped at the model's output limit — the reply may be incomplete";
-  if (reason == "content_filter") return "stopped by the provider's content filter — the reply may be incomplete";
+  if (reason == "content_filter")
+    return "stopped by the provider's content filter — the reply may be incomplete";
   if (reason == "interrupted") return "interrupted";
   if (reason == "budget_pause") return "paused: the turn's token budget is spent (resume to continue)";
   if (reason == "error") {
@@ -91,7 +92,8 @@ void TextRenderer::render(const AgentEvent& event) {
     }
   } else if (event.type == "run.uncertain") {
     break_line();
-    out_ << "! " << p.value("name", "a tool") << " was running when keel stopped; whether it took effect is unknown "
+    out_ << "! " << p.value("name", "a tool")
+         << " was running when keel stopped; whether it took effect is unknown "
          << "(resolve with retry, mark_done or fail)\n";
   } else if (event.type == "turn.complete") {
     break_line();
@@ -121,7 +123,8 @@ void TextRenderer::render_node(const json& node) {
     break_line();
     const std::string name = body.value("name", "?");
     tool_names_[body.value("toolCallId", "")] = name;
-    out_ << bold("→ " + name) << " " << dim(shorten(body.value("arguments", json::object()).dump(), 200)) << "\n";
+    out_ << bold("→ " + name) << " " << dim(shorten(body.value("arguments", json::object()).dump(), 200))
+         << "\n";
   } else if (kind == "tool_result") {
     break_line();
     auto it = tool_names_.find(body.value("toolCallId", ""));
@@ -132,7 +135,8 @@ void TextRenderer::render_node(const json& node) {
     for (std::string line; std::getline(lines, line);) {
       if (count++ < style_.result_lines) shown += "  " + shorten(line, 160) + "\n";
     }
-    if (count > style_.result_lines) shown += "  … (" + std::to_string(count - style_.result_lines) + " more lines)\n";
+    if (count > style_.result_lines)
+      shown += "  … (" + std::to_string(count - style_.result_lines) + " more lines)\n";
     out_ << (body.value("isError", false) ? "✗ " : "← ") << name << "\n" << dim(shown);
   } else if (kind == "user_message" && body.value("steered", false)) {
     break_line();

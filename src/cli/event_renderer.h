@@ -18,7 +18,7 @@
 namespace keel::cli {
 
 struct RenderStyle {
-  bool color = false;          // ANSI colours (a terminal that is not dumb)
+  bool color = false;           // ANSI colours (a terminal that is not dumb)
   bool show_reasoning = false;  // reasoning deltas, dimmed
   size_t result_lines = 6;      // lines of a tool result shown before "…"
 };

@@ -18,7 +18,8 @@ AgentEvent event(std::string type, json payload) {
 }
 
 AgentEvent node(std::string kind, json body) {
-  return event("item.complete", {{"node", {{"id", "n1"}, {"kind", std::move(kind)}, {"body", std::move(body)}}}});
+  return event("item.complete",
+               {{"node", {{"id", "n1"}, {"kind", std::move(kind)}, {"body", std::move(body)}}}});
 }
 
 TEST(TextRenderer, StreamsDeltasAndEndsTheLineBeforeAToolCall) {
@@ -26,17 +27,19 @@ TEST(TextRenderer, StreamsDeltasAndEndsTheLineBeforeAToolCall) {
   TextRenderer renderer(out, RenderStyle{});
   renderer.render(event("item.delta", {{"itemId", "i"}, {"text", "Let me "}}));
   renderer.render(event("item.delta", {{"itemId", "i"}, {"text", "look."}}));
-  renderer.render(node("tool_call", {{"toolCallId", "c1"}, {"name", "read_file"}, {"arguments", {{"path", "a"}}}}));
+  renderer.render(
+      node("tool_call", {{"toolCallId", "c1"}, {"name", "read_file"}, {"arguments", {{"path", "a"}}}}));
   EXPECT_EQ(out.str(), "Let me look.\n→ read_file {\"path\":\"a\"}\n");
 }
 
 TEST(TextRenderer, ShortensLongToolResultsAndNamesTheirTool) {
   std::ostringstream out;
   TextRenderer renderer(out, RenderStyle{.result_lines = 2});
-  renderer.render(node("tool_call", {{"toolCallId", "c1"}, {"name", "list_files"}, {"arguments", json::object()}}));
-  renderer.render(node("tool_result", {{"toolCallId", "c1"},
-                                      {"content", {{{"type", "text"}, {"text", "a\nb\nc\nd"}}}},
-                                      {"isError", false}}));
+  renderer.render(
+      node("tool_call", {{"toolCallId", "c1"}, {"name", "list_files"}, {"arguments", json::object()}}));
+  renderer.render(node(
+      "tool_result",
+      {{"toolCallId", "c1"}, {"content", {{{"type", "text"}, {"text", "a\nb\nc\nd"}}}}, {"isError", false}}));
   EXPECT_NE(out.str().find("← list_files\n  a\n  b\n  … (2 more lines)\n"), std::string::npos) << out.str();
 }
 
@@ -44,7 +47,8 @@ TEST(TextRenderer, MarksFailedResultsAndShowsSteers) {
   std::ostringstream out;
   TextRenderer renderer(out, RenderStyle{});
   renderer.render(node("tool_result", {{"toolCallId", "c9"}, {"content", json::array()}, {"isError", true}}));
-  renderer.render(node("user_message", {{"steered", true}, {"content", {{{"type", "text"}, {"text", "use b"}}}}}));
+  renderer.render(
+      node("user_message", {{"steered", true}, {"content", {{{"type", "text"}, {"text", "use b"}}}}}));
   EXPECT_NE(out.str().find("✗ result"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("↳ steer: use b"), std::string::npos) << out.str();
 }
@@ -52,9 +56,10 @@ TEST(TextRenderer, MarksFailedResultsAndShowsSteers) {
 TEST(TextRenderer, TurnEndSaysAReplyMayBeIncompleteAndShowsCost) {
   std::ostringstream out;
   TextRenderer renderer(out, RenderStyle{});
-  renderer.render(event("turn.complete", {{"turnId", "u"},
-                                          {"stopReason", "max_tokens"},
-                                          {"usage", {{"inputTokens", 10}, {"outputTokens", 5}, {"costUsd", 0.0125}}}}));
+  renderer.render(
+      event("turn.complete", {{"turnId", "u"},
+                              {"stopReason", "max_tokens"},
+                              {"usage", {{"inputTokens", 10}, {"outputTokens", 5}, {"costUsd", 0.0125}}}}));
   EXPECT_NE(out.str().find("may be incomplete"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("10 in / 5 out tokens · $0.0125"), std::string::npos) << out.str();
 }
@@ -87,10 +92,12 @@ TEST(Shorten, CutsOnACharacterBoundary) {
 TEST(DescribeTurnEnd, NamesEveryStopReason) {
   EXPECT_EQ(describe_turn_end({{"stopReason", "end"}}), "completed");
   EXPECT_EQ(describe_turn_end({{"stopReason", "interrupted"}}), "interrupted");
-  EXPECT_NE(describe_turn_end({{"stopReason", "content_filter"}}).find("may be incomplete"), std::string::npos);
+  EXPECT_NE(describe_turn_end({{"stopReason", "content_filter"}}).find("may be incomplete"),
+            std::string::npos);
   EXPECT_NE(describe_turn_end({{"stopReason", "budget_pause"}}).find("budget"), std::string::npos);
-  EXPECT_EQ(describe_turn_end({{"stopReason", "error"}, {"error", {{"code", "provider.x"}, {"message", "m"}}}}),
-            "failed: provider.x: m");
+  EXPECT_EQ(
+      describe_turn_end({{"stopReason", "error"}, {"error", {{"code", "provider.x"}, {"message", "m"}}}}),
+      "failed: provider.x: m");
 }
 
 TEST(ExitStatus, SaysHowTheTurnEnded) {
@@ -105,8 +112,10 @@ TEST(ExitStatus, SaysHowTheTurnEnded) {
 TEST(TerminalDecider, PoliciesAnswerWithoutAskingAndSaySo) {
   std::istringstream in;
   std::ostringstream out;
-  const json request = {{"approvalId", "a1"}, {"tool", {{"name", "write_file"}, {"effects", "write"}}},
-                        {"arguments", {{"path", "x"}}}, {"offers", {"accept", "decline"}}};
+  const json request = {{"approvalId", "a1"},
+                        {"tool", {{"name", "write_file"}, {"effects", "write"}}},
+                        {"arguments", {{"path", "x"}}},
+                        {"offers", {"accept", "decline"}}};
   TerminalDecider accept(ApprovalPolicy::kAccept, in, out, true);
   EXPECT_EQ(accept.decide_approval(request)["decision"], "accept");
   TerminalDecider decline(ApprovalPolicy::kDecline, in, out, true);
@@ -119,10 +128,12 @@ TEST(TerminalDecider, AsksUntilItGetsAnOfferedAnswer) {
   std::ostringstream out;
   const json request = {{"tool", {{"name", "write_file"}}}, {"offers", {"accept", "decline"}}};
   TerminalDecider ask(ApprovalPolicy::kAsk, in, out, true);
-  EXPECT_EQ(ask.decide_approval(request)["decision"], "accept") << "'s' is not offered here, so it is asked again";
+  EXPECT_EQ(ask.decide_approval(request)["decision"], "accept")
+      << "'s' is not offered here, so it is asked again";
   std::istringstream site_in("s\n");
   TerminalDecider site(ApprovalPolicy::kAsk, site_in, out, true);
-  EXPECT_EQ(site.decide_approval({{"offers", {"accept", "acceptForSite", "decline"}}})["decision"], "acceptForSite");
+  EXPECT_EQ(site.decide_approval({{"offers", {"accept", "acceptForSite", "decline"}}})["decision"],
+            "acceptForSite");
 }
 
 TEST(TerminalDecider, DeclinesWhenThereIsNoTerminalOrTheInputEnds) {

@@ -1,11 +1,11 @@
 #include "cli/logging.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <chrono>
@@ -22,12 +22,18 @@ namespace {
 
 spdlog::level::level_enum to_spdlog(config::LogLevel level) {
   switch (level) {
-    case config::LogLevel::kTrace: return spdlog::level::trace;
-    case config::LogLevel::kDebug: return spdlog::level::debug;
-    case config::LogLevel::kInfo: return spdlog::level::info;
-    case config::LogLevel::kWarn: return spdlog::level::warn;
-    case config::LogLevel::kError: return spdlog::level::err;
-    case config::LogLevel::kOff: return spdlog::level::off;
+    case config::LogLevel::kTrace:
+      return spdlog::level::trace;
+    case config::LogLevel::kDebug:
+      return spdlog::level::debug;
+    case config::LogLevel::kInfo:
+      return spdlog::level::info;
+    case config::LogLevel::kWarn:
+      return spdlog::level::warn;
+    case config::LogLevel::kError:
+      return spdlog::level::err;
+    case config::LogLevel::kOff:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
@@ -63,7 +69,8 @@ class SafeMessageFormatter final : public spdlog::formatter {
  public:
   explicit SafeMessageFormatter(std::unique_ptr<spdlog::formatter> inner) : inner_(std::move(inner)) {}
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    const std::string safe = terminal_safe(std::string_view(msg.payload.data(), msg.payload.size()), LineBreaks::kShow);
+    const std::string safe =
+        terminal_safe(std::string_view(msg.payload.data(), msg.payload.size()), LineBreaks::kShow);
     spdlog::details::log_msg shown = msg;
     shown.payload = spdlog::string_view_t(safe.data(), safe.size());
     inner_->format(shown, dest);
@@ -89,8 +96,8 @@ Result<std::shared_ptr<spdlog::logger>> make_logger(const LogOptions& options) {
     UniqueFd created(
         ::open(options.file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (created.valid() && ::fchmod(created.get(), 0600) != 0) {
-      return fail(codes::kLogOpenFailed, "cannot make the log file " + options.file + " private: " +
-                                             std::strerror(errno));
+      return fail(codes::kLogOpenFailed,
+                  "cannot make the log file " + options.file + " private: " + std::strerror(errno));
     }
     try {
       sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file, /*truncate=*/false);

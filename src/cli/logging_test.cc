@@ -15,13 +15,13 @@ namespace {
 
 using testing::read_all;
 
-
 // A client's id or an error message that quotes outside text must not reach a terminal reading the log as
 // control sequences, nor start a log line of its own.
 void log_hostile_message(const LogOptions& options) {
   auto logger = make_logger(options);
   ASSERT_TRUE(logger) << logger.error().to_string();
-  (*logger)->info("turn.submit from {} refused", "\x1b]0;pwned\x07\x1b[2J\nINFO approval: accepted \xe2\x80\xae");
+  (*logger)->info("turn.submit from {} refused",
+                  "\x1b]0;pwned\x07\x1b[2J\nINFO approval: accepted \xe2\x80\xae");
   (*logger)->flush();
 }
 
@@ -33,7 +33,8 @@ TEST(LoggingTest, TextLogLinesShowControlSequencesAndNewlinesInMessages) {
   EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
   EXPECT_EQ(log.find('\x07'), std::string::npos) << log;
   EXPECT_EQ(log.find("\xe2\x80\xae"), std::string::npos) << log;
-  EXPECT_NE(log.find("^[]0;pwned^G^[[2J^JINFO approval: accepted <U+202E> refused\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("^[]0;pwned^G^[[2J^JINFO approval: accepted <U+202E> refused\n"), std::string::npos)
+      << log;
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }
 

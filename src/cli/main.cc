@@ -1,9 +1,9 @@
 // keel — the command-line entry point: parses the command line, loads the configuration (docs/
 // configuration.md) and the logger, and runs one subcommand (cli/commands.h; docs/cli.md).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -21,8 +21,8 @@ namespace {
 
 using keel::cli::ApprovalPolicy;
 
-// keel writes only plain text to stderr (errors, prompts, notes, never colours), and many of those lines quote
-// what did not come from keel: an error's message, a file name, a model's question. While this lives,
+// keel writes only plain text to stderr (errors, prompts, notes, never colours), and many of those lines
+// quote what did not come from keel: an error's message, a file name, a model's question. While this lives,
 // std::cerr passes through a filter that shows their control sequences instead of sending them to the
 // terminal (util/terminal_text.h). It puts the old buffer back before the filter goes.
 class SafeStderr {
@@ -38,8 +38,9 @@ class SafeStderr {
 };
 
 // CLI11 checks the value against this list before the command runs.
-const std::map<std::string, ApprovalPolicy> kApprovalPolicies = {
-    {"ask", ApprovalPolicy::kAsk}, {"accept", ApprovalPolicy::kAccept}, {"decline", ApprovalPolicy::kDecline}};
+const std::map<std::string, ApprovalPolicy> kApprovalPolicies = {{"ask", ApprovalPolicy::kAsk},
+                                                                 {"accept", ApprovalPolicy::kAccept},
+                                                                 {"decline", ApprovalPolicy::kDecline}};
 
 }  // namespace
 
@@ -61,26 +62,32 @@ int main(int argc, char** argv) {
   app.add_option("--set", overrides, "Override a configuration value: key.path=value (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--config", config_file, "Read this configuration file in place of the project's .keel/config.toml")
+  app.add_option("--config", config_file,
+                 "Read this configuration file in place of the project's .keel/config.toml")
       ->check(CLI::ExistingFile);
-  app.add_option("--log-level", log_level, "trace | debug | info | warn | error | off (default: the config's log.level)");
+  app.add_option("--log-level", log_level,
+                 "trace | debug | info | warn | error | off (default: the config's log.level)");
   app.add_option("--log-file", log_file, "Append the log to this file instead of stderr");
   app.add_flag("--log-json", log_json, "Log JSON lines");
 
   // serve
   keel::cli::ServeOptions serve;
   std::string serve_workspace;
-  CLI::App* serve_cmd = app.add_subcommand("serve", "Serve the engine over JSON-RPC 2.0 (stdio or WebSocket)");
+  CLI::App* serve_cmd =
+      app.add_subcommand("serve", "Serve the engine over JSON-RPC 2.0 (stdio or WebSocket)");
   serve_cmd->add_flag("--stdio", serve.stdio, "One client on stdin/stdout (logs go to stderr or --log-file)");
   serve_cmd->add_option("--listen", serve.listen, "WebSocket on HOST:PORT (port 0 picks one)");
-  serve_cmd->add_option("--token-file", serve.token_file, "Clients' token: read from this file, or written there if missing");
+  serve_cmd->add_option("--token-file", serve.token_file,
+                        "Clients' token: read from this file, or written there if missing");
   serve_cmd->add_flag("--no-token", serve.no_token, "Accept WebSocket clients without a token");
   serve_cmd->add_flag("--allow-remote", serve.allow_remote,
                       "Listen on a non-loopback address (plain ws:// shows the token to the network)");
-  serve_cmd->add_option("--allow-origin", serve.allowed_origins,
-                        "A web page origin (scheme://host[:port]) that may connect besides keel's own; repeatable");
-  serve_cmd->add_option("--allow-host", serve.allowed_hosts,
-                        "A Host name clients may use besides loopback ones and the listen address; repeatable");
+  serve_cmd->add_option(
+      "--allow-origin", serve.allowed_origins,
+      "A web page origin (scheme://host[:port]) that may connect besides keel's own; repeatable");
+  serve_cmd->add_option(
+      "--allow-host", serve.allowed_hosts,
+      "A Host name clients may use besides loopback ones and the listen address; repeatable");
   serve_cmd->add_option("--port-file", serve.port_file, "Write the bound port to this file");
   serve_cmd->add_option("--model", serve.model, "A model of the configuration (default: default_model)");
   serve_cmd->add_option("--workspace", serve_workspace, "The file tools' folder (default: none)");
@@ -89,11 +96,13 @@ int main(int argc, char** argv) {
   keel::cli::RunOptions run;
   std::string run_workspace;
   int64_t run_budget = 0;
-  CLI::App* run_cmd = app.add_subcommand("run", "Run one task and stream it; the exit status says how the turn ended");
+  CLI::App* run_cmd =
+      app.add_subcommand("run", "Run one task and stream it; the exit status says how the turn ended");
   run_cmd->add_option("task", run.task, "What to do")->required();
   run_cmd->add_option("--thread", run.thread_id, "Continue this thread instead of starting one");
   run_cmd->add_option("--model", run.model, "A model of the configuration (default: default_model)");
-  run_cmd->add_option("--workspace", run_workspace, "The file tools' folder (default: the working directory)");
+  run_cmd->add_option("--workspace", run_workspace,
+                      "The file tools' folder (default: the working directory)");
   run_cmd->add_option("--approval-policy", run.approval_policy, "ask (on the terminal) | accept | decline")
       ->transform(CLI::CheckedTransformer(kApprovalPolicies));
   run_cmd->add_flag("--json", run.json, "Print the events as JSON lines");
@@ -103,10 +112,12 @@ int main(int argc, char** argv) {
   // resume
   keel::cli::ResumeOptions resume;
   std::string resume_workspace;
-  CLI::App* resume_cmd = app.add_subcommand("resume", "Continue a thread's unfinished turn (interrupted, paused, waiting)");
+  CLI::App* resume_cmd =
+      app.add_subcommand("resume", "Continue a thread's unfinished turn (interrupted, paused, waiting)");
   resume_cmd->add_option("thread", resume.thread_id, "The thread")->required();
   resume_cmd->add_option("--model", resume.model, "A model of the configuration (default: default_model)");
-  resume_cmd->add_option("--workspace", resume_workspace, "The file tools' folder (default: the working directory)");
+  resume_cmd->add_option("--workspace", resume_workspace,
+                         "The file tools' folder (default: the working directory)");
   resume_cmd->add_option("--approval-policy", resume.approval_policy, "ask | accept | decline")
       ->transform(CLI::CheckedTransformer(kApprovalPolicies));
   resume_cmd->add_flag("--json", resume.json, "Print the events as JSON lines");
@@ -118,7 +129,8 @@ int main(int argc, char** argv) {
   threads_cmd->add_flag("--json", threads.json, "Print JSON");
   CLI::App* list_cmd = threads_cmd->add_subcommand("list", "Every thread, newest first");
   list_cmd->add_flag("--json", threads.json, "Print JSON");
-  CLI::App* show_cmd = threads_cmd->add_subcommand("show", "A thread's selected branch, its runs and branches");
+  CLI::App* show_cmd =
+      threads_cmd->add_subcommand("show", "A thread's selected branch, its runs and branches");
   show_cmd->add_option("thread", threads.thread_id, "The thread")->required();
   show_cmd->add_flag("--json", threads.json, "Print JSON");
   CLI::App* fork_cmd = threads_cmd->add_subcommand("fork", "A new thread sharing this one's history");
@@ -138,26 +150,32 @@ int main(int argc, char** argv) {
   keel::cli::PolicyOptions policy;
   CLI::App* policy_cmd = app.add_subcommand("policy", "List and revoke remembered decisions and site rules");
   policy_cmd->require_subcommand(1);
-  CLI::App* policy_list_cmd = policy_cmd->add_subcommand("list", "Every rule: remembered approvals and site rules");
+  CLI::App* policy_list_cmd =
+      policy_cmd->add_subcommand("list", "Every rule: remembered approvals and site rules");
   policy_list_cmd->add_flag("--json", policy.json, "Print JSON");
   CLI::App* policy_revoke_cmd = policy_cmd->add_subcommand("revoke", "Remove a rule, so its calls ask again");
-  policy_revoke_cmd->add_option("rule", policy.rule_id, "The rule's id (keel policy list shows it)")->required();
+  policy_revoke_cmd->add_option("rule", policy.rule_id, "The rule's id (keel policy list shows it)")
+      ->required();
   policy_revoke_cmd->add_flag("--json", policy.json, "Print JSON");
 
   // chat
   keel::cli::ChatOptions chat;
   std::string chat_workspace;
-  CLI::App* chat_cmd =
-      app.add_subcommand("chat", "Talk with the agent on a terminal; steer, queue and interrupt while it works");
-  chat_cmd->add_option("--thread", chat.thread_id, "Continue this thread (offers to continue an interrupted turn)");
+  CLI::App* chat_cmd = app.add_subcommand(
+      "chat", "Talk with the agent on a terminal; steer, queue and interrupt while it works");
+  chat_cmd->add_option("--thread", chat.thread_id,
+                       "Continue this thread (offers to continue an interrupted turn)");
   chat_cmd->add_option("--model", chat.model, "A model of the configuration (default: default_model)");
-  chat_cmd->add_option("--workspace", chat_workspace, "The file tools' folder (default: the working directory)");
+  chat_cmd->add_option("--workspace", chat_workspace,
+                       "The file tools' folder (default: the working directory)");
 
   // demo
   keel::cli::DemoOptions demo;
-  CLI::App* demo_cmd = app.add_subcommand("demo", "A real agent task end to end, with the scripted model (no API key)");
+  CLI::App* demo_cmd =
+      app.add_subcommand("demo", "A real agent task end to end, with the scripted model (no API key)");
   demo_cmd->add_option("--model", demo.model, "Run the same task against this configured model instead");
-  demo_cmd->add_option("--dir", demo.dir, "Where to put the demo's store and workspace (default: a new folder)");
+  demo_cmd->add_option("--dir", demo.dir,
+                       "Where to put the demo's store and workspace (default: a new folder)");
   demo_cmd->add_flag("--json", demo.json, "Print the events as JSON lines");
 
   CLI11_PARSE(app, argc, argv);
@@ -172,12 +190,13 @@ int main(int argc, char** argv) {
     std::cerr << "keel: " << config.error().to_string() << "\n";
     return keel::cli::kExitSetup;
   }
-  keel::cli::LogOptions log_options{.level = config->log_level, .format = config->log_format, .file = log_file};
+  keel::cli::LogOptions log_options{
+      .level = config->log_level, .format = config->log_format, .file = log_file};
   if (!log_level.empty()) {
     using keel::config::LogLevel;
-    static const std::map<std::string, LogLevel> kLevels = {{"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug},
-                                                            {"info", LogLevel::kInfo},   {"warn", LogLevel::kWarn},
-                                                            {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+    static const std::map<std::string, LogLevel> kLevels = {
+        {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+        {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
     auto level = kLevels.find(log_level);
     if (level == kLevels.end()) {
       std::cerr << "keel: --log-level: expected trace, debug, info, warn, error or off\n";
@@ -187,7 +206,8 @@ int main(int argc, char** argv) {
   }
   if (log_json) log_options.format = keel::config::LogFormat::kJson;
   // The line-oriented commands print their own progress; their log stays quiet unless asked.
-  if (!serve_cmd->parsed() && log_level.empty() && log_file.empty()) log_options.level = keel::config::LogLevel::kWarn;
+  if (!serve_cmd->parsed() && log_level.empty() && log_file.empty())
+    log_options.level = keel::config::LogLevel::kWarn;
   auto logger = keel::cli::make_logger(log_options);
   if (!logger) {
     std::cerr << "keel: " << logger.error().to_string() << "\n";

@@ -19,7 +19,8 @@ providers::WireFormat wire_format_of(config::ProviderKind kind) {
   return providers::WireFormat::kOpenAiChat;
 }
 
-Result<ModelBinding> bind_model(const config::Config& config, std::string_view model_name, ModelBindingDeps deps) {
+Result<ModelBinding> bind_model(const config::Config& config, std::string_view model_name,
+                                ModelBindingDeps deps) {
   const std::string name(model_name.empty() ? std::string_view(config.default_model) : model_name);
   if (name.empty()) return fail(codes::kConfigMissingReference, "no model is configured (set default_model)");
   const config::ModelConfig* model = config.model(name);

@@ -37,7 +37,8 @@ struct ModelBindingDeps {
 
 // Binds `model_name` (a key of config.models; "" = config.default_model). Errors: config.missing_reference
 // (no such model, or none configured), and the resolver's errors for the credential's shape.
-Result<ModelBinding> bind_model(const config::Config& config, std::string_view model_name, ModelBindingDeps deps);
+Result<ModelBinding> bind_model(const config::Config& config, std::string_view model_name,
+                                ModelBindingDeps deps);
 
 providers::WireFormat wire_format_of(config::ProviderKind kind);
 

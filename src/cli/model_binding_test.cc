@@ -66,7 +66,8 @@ class ModelBindingTest : public ::testing::Test {
           return it->second;
         });
     auto script = model_server::parse_script(
-        {{"api_key", "sk-new-key"}, {"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "hello"}}}}}}}});
+        {{"api_key", "sk-new-key"},
+         {"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "hello"}}}}}}}});
     ASSERT_TRUE(script);
     model_server::ServerOptions options;
     options.script = std::move(*script);
@@ -162,7 +163,8 @@ TEST_F(ModelBindingTest, AMissingModelOrKeyIsACodedErrorNamingTheReference) {
   ASSERT_TRUE(binding);
   auto no_key = ask(*binding->provider, std::make_shared<DoneSink>());
   ASSERT_FALSE(no_key);
-  EXPECT_NE(no_key.error().message().find("TEST_ANTHROPIC_KEY"), std::string::npos) << no_key.error().to_string();
+  EXPECT_NE(no_key.error().message().find("TEST_ANTHROPIC_KEY"), std::string::npos)
+      << no_key.error().to_string();
   EXPECT_TRUE(server_->requests().empty());  // nothing was sent without a key
 }
 

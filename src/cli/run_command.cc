@@ -1,4 +1,5 @@
-// keel run "task" and keel resume THREAD: one turn on the terminal, followed to its end (cli/turn_follower.h).
+// keel run "task" and keel resume THREAD: one turn on the terminal, followed to its end
+// (cli/turn_follower.h).
 #include <unistd.h>
 
 #include <iostream>
@@ -28,7 +29,8 @@ Result<std::unique_ptr<EngineHost>> open_host(const CommandContext& context, con
                                               const std::optional<std::filesystem::path>& workspace) {
   // Recovery waits for the client's subscription (start_recovery), so a turn it takes up is followed from
   // its turn.start on.
-  HostOptions options{.config = context.config, .model_name = model, .workspace = workspace, .defer_recovery = true};
+  HostOptions options{
+      .config = context.config, .model_name = model, .workspace = workspace, .defer_recovery = true};
   if (!options.workspace) options.workspace = std::filesystem::current_path();
   return EngineHost::open(std::move(options));
 }
@@ -109,14 +111,16 @@ int resume_command(const CommandContext& context, const ResumeOptions& options) 
       resolution = answer == "r" ? "retry" : answer == "d" ? "mark_done" : answer == "f" ? "fail" : "";
     }
     if (resolution.empty()) {
-      *context.err << "keel resume: the run is paused_uncertain; answer on a terminal (retry, mark done, fail)\n";
+      *context.err
+          << "keel resume: the run is paused_uncertain; answer on a terminal (retry, mark done, fail)\n";
       return kExitFailed;
     }
-    auto resolved = client.call("run.resolveUncertain",
-                                {{"threadId", options.thread_id}, {"resolution", resolution}});
+    auto resolved =
+        client.call("run.resolveUncertain", {{"threadId", options.thread_id}, {"resolution", resolution}});
     if (!resolved) return report(context, "resume", resolved.error());
   } else if (unfinished.value("canContinue", false)) {
-    auto resumed = client.call("run.resume", {{"threadId", options.thread_id}, {"runId", unfinished["runId"]}});
+    auto resumed =
+        client.call("run.resume", {{"threadId", options.thread_id}, {"runId", unfinished["runId"]}});
     if (!resumed) return report(context, "resume", resumed.error());
     turn_id = resumed->value("turnId", turn_id);
   }

@@ -16,10 +16,10 @@
 
 #include "cli/cli_errors.h"
 #include "cli/commands.h"
-#include "keel/error_codes.h"
 #include "cli/engine_host.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
+#include "keel/error_codes.h"
 #include "transport/stdio_server.h"
 #include "transport/websocket_server.h"
 #include "util/private_file.h"
@@ -67,19 +67,22 @@ Result<std::string> token_from_file(const fs::path& path) {
   for (;;) {
     const ssize_t n = ::read(fd->get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(codes::kServeTokenFile, "cannot read " + path.string() + ": " + std::strerror(errno));
+    if (n < 0)
+      return fail(codes::kServeTokenFile, "cannot read " + path.string() + ": " + std::strerror(errno));
     if (n == 0 || text.size() > 4096) break;
     text.append(buffer, static_cast<size_t>(n));
   }
   std::string token = text.substr(0, text.find('\n'));
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.size() < 16) return fail(codes::kServeTokenFile, path.string() + " holds no token of 16 or more characters");
+  if (token.size() < 16)
+    return fail(codes::kServeTokenFile, path.string() + " holds no token of 16 or more characters");
   return token;
 }
 
 Result<std::pair<std::string, uint16_t>> parse_listen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return fail(codes::kInvalidArgument, "--listen takes HOST:PORT, e.g. 127.0.0.1:7777");
+  if (colon == std::string::npos)
+    return fail(codes::kInvalidArgument, "--listen takes HOST:PORT, e.g. 127.0.0.1:7777");
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   const std::string port_text = listen.substr(colon + 1);
@@ -108,8 +111,10 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   int stop_signal = 0;
   bool store_failed = false;
   std::function<void()> stop_server;  // stdio: stops the server's run()
-  HostOptions host_options{
-      .config = context.config, .model_name = options.model, .workspace = options.workspace, .defer_recovery = true};
+  HostOptions host_options{.config = context.config,
+                           .model_name = options.model,
+                           .workspace = options.workspace,
+                           .defer_recovery = true};
   // A poisoned store refuses every write until reopened: rather than run on refusing everything, the
   // server stops (the engine has ended the running turns) and exits with kExitStoreFailed for a supervisor.
   host_options.on_store_failed = [&] {
@@ -205,10 +210,12 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   }
   *context.err << "keel: listening on ws://" << ws.host << ":" << port << "/\n";
   if (!is_loopback_address(ws.host)) {
-    *context.err << "keel: warning: listening on a non-loopback address over plain ws://: the token crosses the "
-                    "network in clear, and whoever sees it can drive keel (prefer 127.0.0.1 behind a TLS proxy "
-                    "or an SSH tunnel)\n";
-    log.warn("listening on non-loopback {} over plain ws://: the token crosses the network in clear", ws.host);
+    *context.err
+        << "keel: warning: listening on a non-loopback address over plain ws://: the token crosses the "
+           "network in clear, and whoever sees it can drive keel (prefer 127.0.0.1 behind a TLS proxy "
+           "or an SSH tunnel)\n";
+    log.warn("listening on non-loopback {} over plain ws://: the token crosses the network in clear",
+             ws.host);
   }
   if (!options.no_token && !options.token_file) {
     // A token made for this run: the person needs to see it to connect.

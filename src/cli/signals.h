@@ -30,8 +30,8 @@ class SignalWatcher {
 };
 
 // How the line-oriented front ends (keel run, resume, demo) take Ctrl-C: the first signal asks the running
-// turn to stop (it ends `interrupted`, with what it did kept; the follower sends turn.interrupt); a second one
-// leaves at once with status 130 — the store keeps the run, and `keel resume` picks it up.
+// turn to stop (it ends `interrupted`, with what it did kept; the follower sends turn.interrupt); a second
+// one leaves at once with status 130 — the store keeps the run, and `keel resume` picks it up.
 class InterruptRequests {
  public:
   // `command` names the front end in the messages written to `err` ("keel", "keel demo").

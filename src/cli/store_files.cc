@@ -24,7 +24,9 @@ Result<std::vector<Error>> prepare_store_files(const fs::path& store_path) {
     const bool set = ::fchmod(fd, 0600) == 0;
     const int error = errno;
     ::close(fd);
-    if (!set) return fail(codes::kStoreOpen, "cannot set the mode of " + store_path.string() + ": " + std::strerror(error));
+    if (!set)
+      return fail(codes::kStoreOpen,
+                  "cannot set the mode of " + store_path.string() + ": " + std::strerror(error));
   } else if (errno != EEXIST && errno != ELOOP) {
     return fail(codes::kStoreOpen, "cannot create " + store_path.string() + ": " + std::strerror(errno));
   }
@@ -33,10 +35,10 @@ Result<std::vector<Error>> prepare_store_files(const fs::path& store_path) {
   const auto check = [&warnings](const fs::path& path, const char* what) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;
-    warnings.emplace_back(codes::kStoreNotPrivate,
-                          std::string(what) + " " + path.string() + " has mode " + octal_mode(st.st_mode) +
-                              ": other users may read what keel stores (chmod " +
-                              (S_ISDIR(st.st_mode) ? "700" : "600") + " it)");
+    warnings.emplace_back(codes::kStoreNotPrivate, std::string(what) + " " + path.string() + " has mode " +
+                                                       octal_mode(st.st_mode) +
+                                                       ": other users may read what keel stores (chmod " +
+                                                       (S_ISDIR(st.st_mode) ? "700" : "600") + " it)");
   };
   if (!dir.empty()) check(dir, "the store's directory");
   check(store_path, "the store");

@@ -20,8 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::mode_of;
 
-
-
 TEST(StoreFilesTest, ANewStoreItsDirectoriesWalAndShmArePrivateUnderUmask022) {
   const testing::UmaskScope umask(022);
   testing::TempDir dir;

@@ -85,13 +85,14 @@ void print_node(std::ostream& out, const json& node) {
   const json& body = node["body"];
   const std::string id = node.value("id", "");
   if (kind == "user_message") {
-    out << (body.value("steered", false) ? "↳ steer" : "you") << ": " << content_text(body["content"]) << "\n";
+    out << (body.value("steered", false) ? "↳ steer" : "you") << ": " << content_text(body["content"])
+        << "\n";
   } else if (kind == "assistant_message") {
     const std::string text = content_text(body["content"]);
     if (!text.empty()) out << "keel: " << text << "\n";
   } else if (kind == "tool_call") {
-    out << "  → " << body.value("name", "") << " " << shorten(body.value("arguments", json::object()).dump(), 200)
-        << "\n";
+    out << "  → " << body.value("name", "") << " "
+        << shorten(body.value("arguments", json::object()).dump(), 200) << "\n";
   } else if (kind == "tool_result") {
     std::string text = content_text(body["content"]);
     for (char& c : text) {
@@ -175,7 +176,9 @@ int change_thread(const CommandContext& context, Store& store, const ThreadsOpti
   } else {
     request.kind = protocol::OpKind::kThreadDelete;
   }
-  if (auto accepted = check_thread_accepts(store, options.thread_id, std::string(protocol::to_string(request.kind))); !accepted) {
+  if (auto accepted =
+          check_thread_accepts(store, options.thread_id, std::string(protocol::to_string(request.kind)));
+      !accepted) {
     print_error(context, accepted.error());
     *context.err << "keel threads: keel resume " << options.thread_id << " continues the thread's turn\n";
     return kExitFailed;

@@ -34,7 +34,8 @@ json TerminalDecider::decide_approval(const json& request) {
   out_ << approval_text(request);
   const std::vector<std::string> choices = approval_choice_lines(request);
   for (;;) {
-    for (size_t i = 0; i < choices.size(); ++i) out_ << "  " << choices[i] << (i + 1 < choices.size() ? "\n" : "");
+    for (size_t i = 0; i < choices.size(); ++i)
+      out_ << "  " << choices[i] << (i + 1 < choices.size() ? "\n" : "");
     out_ << " > ";
     out_.flush();
     std::string answer;

@@ -62,8 +62,9 @@ struct FollowOptions {
 // Follows `turn_id` on `thread_id` until its turn.complete; returns that event's payload. The client must
 // have subscribed before the turn could emit anything (before submitting it, or before the host's
 // start_recovery() for a recovered turn).
-Result<nlohmann::json> follow_turn(EngineClient& client, const std::string& thread_id, const std::string& turn_id,
-                                   Decider& decider, std::ostream& out, const FollowOptions& options);
+Result<nlohmann::json> follow_turn(EngineClient& client, const std::string& thread_id,
+                                   const std::string& turn_id, Decider& decider, std::ostream& out,
+                                   const FollowOptions& options);
 
 // The process exit status for a turn's end (docs/cli.md): 0 end, 1 error, 3 may be incomplete (max_tokens,
 // content_filter), 4 budget pause, 130 interrupted.

@@ -13,9 +13,7 @@ namespace keel::config {
 namespace {
 
 template <typename T>
-concept Streamable = requires(std::ostream& out, const T& value) {
-  out << value;
-};
+concept Streamable = requires(std::ostream& out, const T& value) { out << value; };
 
 TEST(SecretTest, CannotBeStreamedFormattedCopiedOrConvertedToAString) {
   EXPECT_FALSE(Streamable<Secret>);

@@ -228,8 +228,9 @@ threshold = 0
 
 // Spec §2: tool calls with a stop reason other than tool use fail closed unless a provider says otherwise.
 TEST_F(TomlLayerTest, StopWithToolCallsIsErrorUnlessSetToToolUse) {
-  apply("[providers.lenient]\nstop_with_tool_calls = \"tool_use\"\n[providers.strict]\nkind = \"openai-chat\"\n"
-        "[providers.typo]\nstop_with_tool_calls = \"stop\"\n");
+  apply(
+      "[providers.lenient]\nstop_with_tool_calls = \"tool_use\"\n[providers.strict]\nkind = \"openai-chat\"\n"
+      "[providers.typo]\nstop_with_tool_calls = \"stop\"\n");
   ASSERT_EQ(problems_.list().size(), 1u) << all_problems();
   EXPECT_EQ(problems_.list()[0].key_path, "providers.typo.stop_with_tool_calls");
   EXPECT_EQ(problems_.list()[0].code, codes::kConfigBadValue);

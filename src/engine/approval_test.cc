@@ -299,14 +299,15 @@ TEST_F(ApprovalTest, ASteerAckedWhileAnApprovalWaitsSurvivesARestartAndAnInterru
   // Recovery restores the wait on the thread's strand before this op runs there.
   EXPECT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "x"}}).payload["error"]["code"],
             codes::kThreadWaiting);
-  AgentEvent again = h.request(
-      "turn.steer", {{"threadId", thread}, {"expectedTurnId", asked.payload["turnId"]}, {"input", "also kept"}});
+  AgentEvent again =
+      h.request("turn.steer",
+                {{"threadId", thread}, {"expectedTurnId", asked.payload["turnId"]}, {"input", "also kept"}});
   ASSERT_EQ(again.type, "command.ack") << "a restored wait takes steers too: " << again.payload.dump();
   ASSERT_EQ(h.request("turn.interrupt", {{"threadId", thread}}).type, "command.ack");
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
   EXPECT_EQ(h.kinds(thread),
-            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call", "tool_result",
-                                      "user_message", "user_message", "notice"}));
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
+                                      "tool_result", "user_message", "user_message", "notice"}));
   EXPECT_EQ(saves, 0);
 }
 

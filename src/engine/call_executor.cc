@@ -117,8 +117,8 @@ CallDecision CallExecutor::decide(const PlannedCall& call, bool approved) const 
                                   ") is not valid UTF-8, so keel cannot show or record it; it was not run");
   } else {
     d.target = *resolved;
-    GateRequest gate{turn_.thread_id(), call.tool_call_id, d.tool->descriptor.get(), &call.arguments, d.target,
-                     turn_.run.turn_id};
+    GateRequest gate{turn_.thread_id(), call.tool_call_id, d.tool->descriptor.get(),
+                     &call.arguments,   d.target,          turn_.run.turn_id};
     d.verdict = turn_.engine.deps().gatekeeper->check(gate);
     if (d.verdict.kind == GateVerdict::Kind::kDeny) {
       d.refusal = d.verdict.reason;
@@ -183,7 +183,8 @@ asio::awaitable<bool> CallExecutor::execute(PlannedCall call, RunState after, Ca
   const RegisteredTool* tool = decision.tool;
   turn_.publish(events::tool_started(call.result_node_id, turn_.run.turn_id, call.tool_call_id, call.name));
   auto inbox = std::make_shared<AsyncInbox<ToolInput>>(turn_.actor->strand, turn_.engine.io_lifetime());
-  CancellationRegistration on_cancel = turn_.cancel.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
+  CancellationRegistration on_cancel =
+      turn_.cancel.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
   ToolCallContext context;
   context.tool_call_id = call.tool_call_id;
   context.thread_id = turn_.thread_id();
@@ -196,7 +197,8 @@ asio::awaitable<bool> CallExecutor::execute(PlannedCall call, RunState after, Ca
       *tool, std::move(context), call.arguments,
       ToolCallSinks{
           .progress = [to = inbox->sender()](ToolProgress progress) { to.push(std::move(progress)); },
-          .done = [to = inbox->sender()](Result<ToolResult> result) { to.push(ToolDone{std::move(result)}); }});
+          .done =
+              [to = inbox->sender()](Result<ToolResult> result) { to.push(ToolDone{std::move(result)}); }});
   std::optional<Result<ToolResult>> outcome;
   while (!outcome) {
     turn_.flush_before_waiting(inbox->has_queued());
@@ -214,7 +216,8 @@ asio::awaitable<bool> CallExecutor::execute(PlannedCall call, RunState after, Ca
   const bool failed = !*outcome;
   ToolResult result = failed ? text_result(outcome->error().message(), {{"code", outcome->error().code()}})
                              : std::move(**outcome);
-  BoundedToolOutput bounded = bound_tool_output(std::move(result), turn_.engine.options().max_tool_output_chars);
+  BoundedToolOutput bounded =
+      bound_tool_output(std::move(result), turn_.engine.options().max_tool_output_chars);
   // The side effect happened and its result is not durable yet: the window recovery classifies by the
   // tool's recovery class.
   turn_.engine.crash_point("tool.result.before_commit");

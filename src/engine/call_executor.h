@@ -35,7 +35,9 @@ struct CallDecision {
   bool waits() const { return runs() && (ask || interaction); }
   bool executes() const { return runs() && !ask && !interaction; }
   // Running it twice is not safe: that it was dispatched must be durable before it runs.
-  bool needs_dispatch_record() const { return executes() && tool->descriptor->recovery != ToolRecovery::kRetrySafe; }
+  bool needs_dispatch_record() const {
+    return executes() && tool->descriptor->recovery != ToolRecovery::kRetrySafe;
+  }
 };
 
 class CallExecutor {

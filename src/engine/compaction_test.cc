@@ -73,7 +73,8 @@ TEST_F(CompactionTest, AnOversizedRequestIsPrecededByASummaryThatLaterRequestsSt
   const std::vector<std::string> kinds = h.kinds(thread);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "compaction"), 1);
   bool announced = false;
-  for (const AgentEvent& event : h.log.of_type("item.complete")) announced |= event.payload["kind"] == "compaction";
+  for (const AgentEvent& event : h.log.of_type("item.complete"))
+    announced |= event.payload["kind"] == "compaction";
   EXPECT_TRUE(announced);
 
   // The next turn starts from the compacted history too, and so does a restarted engine.
@@ -100,7 +101,8 @@ TEST_F(CompactionTest, AFailedSummaryEndsTheTurnWithACodedErrorAndCompactsNothin
   h.provider.push(ScriptedResponse::failure(Error("provider.overloaded", "busy", true)));
   AgentEvent done = h.run_turn(thread, big_input("third"));
   EXPECT_EQ(done.payload["error"]["code"], codes::kContextCompactionFailed) << done.payload.dump();
-  EXPECT_NE(done.payload["error"]["message"].get<std::string>().find("provider.overloaded"), std::string::npos);
+  EXPECT_NE(done.payload["error"]["message"].get<std::string>().find("provider.overloaded"),
+            std::string::npos);
   EXPECT_EQ(h.provider.requests().size(), 3u);  // no oversized request went out
   const std::vector<std::string> kinds = h.kinds(thread);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "compaction"), 0);

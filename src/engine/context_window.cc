@@ -6,7 +6,9 @@ namespace {
 
 constexpr int64_t kBytesPerToken = 4;
 
-int64_t tokens_of_bytes(size_t bytes) { return static_cast<int64_t>((bytes + kBytesPerToken - 1) / kBytesPerToken); }
+int64_t tokens_of_bytes(size_t bytes) {
+  return static_cast<int64_t>((bytes + kBytesPerToken - 1) / kBytesPerToken);
+}
 
 std::string role_name(Role role) {
   switch (role) {
@@ -24,7 +26,8 @@ std::string role_name(Role role) {
 void render(const Message& message, std::string& out) {
   constexpr size_t kMaxResultBytes = 4'000;
   out += role_name(message.role);
-  if (message.role == Role::kTool) out += " (" + message.tool_call_id + (message.is_error ? ", error" : "") + ")";
+  if (message.role == Role::kTool)
+    out += " (" + message.tool_call_id + (message.is_error ? ", error" : "") + ")";
   out += ": ";
   std::string text;
   for (const ContentBlock& block : message.content) {
@@ -55,7 +58,8 @@ int64_t estimate_tokens(const Message& message) {
     }
   }
   for (const ToolCall& call : message.tool_calls) {
-    tokens += kTokensPerMessage + tokens_of_bytes(call.name.size() + call.id.size() + call.arguments.dump().size());
+    tokens +=
+        kTokensPerMessage + tokens_of_bytes(call.name.size() + call.id.size() + call.arguments.dump().size());
   }
   return tokens;
 }

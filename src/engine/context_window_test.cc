@@ -26,7 +26,8 @@ Message tool_message(std::string call_id, std::string text) {
 TEST(ContextWindowTest, EstimateCountsTextCallsImagesAndAFixedCostPerMessage) {
   Message message = text_message(Role::kUser, std::string(400, 'x'));
   EXPECT_EQ(estimate_tokens(message), kTokensPerMessage + 100);
-  message.content.push_back(ContentBlock{.kind = ContentBlock::Kind::kImage, .media_type = "image/png",
+  message.content.push_back(ContentBlock{.kind = ContentBlock::Kind::kImage,
+                                         .media_type = "image/png",
                                          .data_base64 = std::string(100000, 'A')});
   EXPECT_EQ(estimate_tokens(message), kTokensPerMessage + 100 + kTokensPerImage);
   Message call = text_message(Role::kAssistant, "");
@@ -84,7 +85,8 @@ TEST(ContextWindowTest, SummaryRequestRendersCallsAndResultsAsTextAndIsBounded) 
   EXPECT_NE(transcript.find("Tool result (c1): the notes say hello"), std::string::npos) << transcript;
 
   std::vector<Message> long_history;
-  for (int i = 0; i < 100; ++i) long_history.push_back(text_message(Role::kUser, "turn " + std::to_string(i) + std::string(200, '.')));
+  for (int i = 0; i < 100; ++i)
+    long_history.push_back(text_message(Role::kUser, "turn " + std::to_string(i) + std::string(200, '.')));
   ProviderRequest bounded = summary_request(long_history, "m", 500, 2'000, holder);
   const std::string& cut = bounded.messages[0].content[0].text;
   EXPECT_LT(cut.size(), 2'200u);

@@ -13,9 +13,10 @@ namespace keel {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-asio::awaitable<bool> DurableWait::run_call(PlannedCall call, bool more_after, std::optional<CallDecision> decided,
-                                        bool dispatch_recorded) {
-  CallExecutor::Outcome outcome = co_await calls_.run(call, more_after, std::move(decided), dispatch_recorded);
+asio::awaitable<bool> DurableWait::run_call(PlannedCall call, bool more_after,
+                                            std::optional<CallDecision> decided, bool dispatch_recorded) {
+  CallExecutor::Outcome outcome =
+      co_await calls_.run(call, more_after, std::move(decided), dispatch_recorded);
   if (outcome.next != CallExecutor::Outcome::Next::kWaits) {
     co_return outcome.next == CallExecutor::Outcome::Next::kAnswered;
   }
@@ -135,8 +136,8 @@ asio::awaitable<bool> DurableWait::continue_wait() {
       p.approval =
           KEEL_TRY(turn_.engine.interactions().get_approval(*tx, pending["approvalId"].get<std::string>()));
     } else if (pending.contains("interactionId")) {
-      p.interaction =
-          KEEL_TRY(turn_.engine.interactions().get_interaction(*tx, pending["interactionId"].get<std::string>()));
+      p.interaction = KEEL_TRY(
+          turn_.engine.interactions().get_interaction(*tx, pending["interactionId"].get<std::string>()));
     }
     KEEL_TRY(tx->commit());
     return p;

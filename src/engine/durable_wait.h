@@ -29,8 +29,8 @@ class DurableWait {
 
   // Runs `call` (CallExecutor::run); when it must wait, suspends the run. False when the turn ended or
   // waits.
-  boost::asio::awaitable<bool> run_call(PlannedCall call, bool more_after, std::optional<CallDecision> decided,
-                                    bool dispatch_recorded);
+  boost::asio::awaitable<bool> run_call(PlannedCall call, bool more_after,
+                                        std::optional<CallDecision> decided, bool dispatch_recorded);
   // False when the turn ended or waits again.
   boost::asio::awaitable<bool> continue_wait();
   // The calls of the run's last response without a result, from the store.
@@ -43,7 +43,8 @@ class DurableWait {
   // approved, or when the gatekeeper now refuses it; otherwise run.
   boost::asio::awaitable<bool> run_approved(PlannedCall call, bool more_after, ApprovalRecord approval);
   // An answered interaction's call: claims the answer and writes the trusted result in one transaction.
-  boost::asio::awaitable<bool> finish_interaction(PlannedCall call, bool more_after, InteractionRecord interaction);
+  boost::asio::awaitable<bool> finish_interaction(PlannedCall call, bool more_after,
+                                                  InteractionRecord interaction);
 
   Turn& turn_;
   TurnJournal& journal_;

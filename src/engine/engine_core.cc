@@ -354,7 +354,8 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
     return reject(op, actor->thread_id, accepted.error());
   }
   const auto unknown = [&] {
-    reject(op, actor->thread_id, Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
+    reject(op, actor->thread_id,
+           Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
   };
   if (spec == nullptr) return unknown();
   switch (spec->kind) {
@@ -547,7 +548,8 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   if (!content) return reject(op, thread_id, content.error());
   auto asked_budget = budget_param(op.params, "budgetTokens");
   if (!asked_budget) return reject(op, thread_id, asked_budget.error());
-  const std::optional<int64_t> budget = asked_budget->has_value() ? *asked_budget : options_.default_budget_tokens;
+  const std::optional<int64_t> budget =
+      asked_budget->has_value() ? *asked_budget : options_.default_budget_tokens;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
 
@@ -618,7 +620,8 @@ void EngineCore::Impl::start_runner(const std::shared_ptr<ThreadActor>& actor, R
   }
 }
 
-void EngineCore::Impl::continue_turn(std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel,
+void EngineCore::Impl::continue_turn(std::shared_ptr<ThreadActor> actor, RunRecord run,
+                                     CancellationToken cancel,
                                      std::shared_ptr<const ToolRegistryGeneration> generation) {
   enter_running();
   spawn_turn_runner(*this, std::move(actor), std::move(run), std::move(cancel), /*continuing=*/true,

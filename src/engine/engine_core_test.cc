@@ -35,7 +35,8 @@ TEST(EngineCoreTest, ATitleGivenAtCreateIsKeptThroughTheFirstTurn) {
   auto read = h.request("thread.read", {{"threadId", thread}});
   EXPECT_EQ(read.payload["result"]["title"], "Chosen by me");
   EXPECT_TRUE(h.task_provider.requests().empty()) << "no title is generated for a titled thread";
-  for (const AgentEvent& e : h.log.of_type("thread.updated")) EXPECT_FALSE(e.payload.contains("title")) << e.payload;
+  for (const AgentEvent& e : h.log.of_type("thread.updated"))
+    EXPECT_FALSE(e.payload.contains("title")) << e.payload;
 }
 
 TEST(EngineCoreTest, RaisedBudgetSaturatesInsteadOfOverflowing) {
@@ -54,9 +55,10 @@ TEST(EngineCoreTest, BudgetsOutOfRangeAreRefusedAndAResumedBudgetSaturates) {
   h.provider.push(ScriptedResponse::text("finished").with_usage(10, 5));
   h.start();
   const std::string thread = h.create_thread();
-  for (const json& bad : {json(0), json(-5), json(kMaxBudgetTokens + 1), json(std::numeric_limits<uint64_t>::max()),
-                          json(1.5)}) {
-    AgentEvent refused = h.request("turn.submit", {{"threadId", thread}, {"input", "go"}, {"budgetTokens", bad}});
+  for (const json& bad : {json(0), json(-5), json(kMaxBudgetTokens + 1),
+                          json(std::numeric_limits<uint64_t>::max()), json(1.5)}) {
+    AgentEvent refused =
+        h.request("turn.submit", {{"threadId", thread}, {"input", "go"}, {"budgetTokens", bad}});
     ASSERT_EQ(refused.type, "command.rejected") << bad;
     EXPECT_EQ(refused.payload["error"]["code"], codes::kInvalidArgument) << bad;
   }
@@ -70,7 +72,8 @@ TEST(EngineCoreTest, BudgetsOutOfRangeAreRefusedAndAResumedBudgetSaturates) {
     EXPECT_EQ(refused.payload["error"]["code"], codes::kInvalidArgument) << bad;
   }
   EXPECT_EQ(h.run(run_id).budget_tokens, 100) << "a refused resume changes nothing";
-  AgentEvent resumed = h.request("run.resume", {{"threadId", thread}, {"additionalBudgetTokens", kMaxBudgetTokens}});
+  AgentEvent resumed =
+      h.request("run.resume", {{"threadId", thread}, {"additionalBudgetTokens", kMaxBudgetTokens}});
   ASSERT_EQ(resumed.type, "command.ack") << resumed.payload.dump();
   AgentEvent done = h.wait_complete(thread, 2);
   EXPECT_EQ(done.payload["stopReason"], "end");

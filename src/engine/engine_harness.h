@@ -117,7 +117,7 @@ struct HarnessOptions {
   // false: the harness's simulated time is the engine's scheduler; true: the engine's own timers on its
   // io_context (stress tests that want real jitter from tools that wait).
   bool real_timers = false;
-  WriteGate* write_gate = nullptr;    // when set, the engine's writes pass it (testing/write_gate.h)
+  WriteGate* write_gate = nullptr;  // when set, the engine's writes pass it (testing/write_gate.h)
 };
 
 class EngineHarness {

@@ -23,10 +23,10 @@
 #include "engine/policy_ops.h"
 #include "engine/steer_admission.h"
 #include "engine/thread_actor.h"
-#include "engine/turn_admission.h"
-#include "engine/waits.h"
 #include "engine/tool_dispatch.h"
 #include "engine/tool_workers.h"
+#include "engine/turn_admission.h"
+#include "engine/waits.h"
 #include "keel/cancellation.h"
 #include "store/commands.h"
 #include "store/interaction_repository.h"
@@ -62,7 +62,9 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
     return bus_.subscribe(std::move(callback));
   }
   // Once per engine: by the constructor, or by EngineCore::recover() when recover_on_start is false.
-  void recover() { std::call_once(recovered_, [this] { recover_runs(); }); }
+  void recover() {
+    std::call_once(recovered_, [this] { recover_runs(); });
+  }
 
   // ---- used by the turn runner (on the thread's strand) ----
   void publish(std::string type, const std::string& thread_id, nlohmann::json payload) override {
@@ -193,8 +195,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   EventBus bus_;
   StoreWriter writer_{*deps_.store, [this] { stop_for_store_failure(); }};
   PolicyOps policy_ops_{{*deps_.store, *deps_.clock, *deps_.gatekeeper, *this}};
-  TurnAdmission turn_admission_{{*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, options_.model,
-                                 options_.transport}};
+  TurnAdmission turn_admission_{
+      {*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, options_.model, options_.transport}};
 
   boost::asio::io_context io_;
   std::shared_ptr<IoLifetime> io_lifetime_ = std::make_shared<IoLifetime>();
@@ -212,8 +214,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   Scheduler& scheduler_ = deps_.scheduler != nullptr ? *deps_.scheduler : io_scheduler_;
   Strand control_;  // engine-wide ops (thread.create, thread.list, interaction answers)
   std::vector<std::thread> io_threads_;
-  Waits waits_{{writer_, *deps_.clock, *deps_.ids, *deps_.gatekeeper, *deps_.tools, scheduler_, threads_, runs_,
-                interactions_, *this, *this}};
+  Waits waits_{{writer_, *deps_.clock, *deps_.ids, *deps_.gatekeeper, *deps_.tools, scheduler_, threads_,
+                runs_, interactions_, *this, *this}};
 
   std::mutex actors_mu_;
   std::map<std::string, std::shared_ptr<ThreadActor>> actors_;

@@ -17,7 +17,8 @@ namespace keel {
 class EngineReplies {
  public:
   // `result` is the ACK's result; `replayed`: answered from the submission's receipt.
-  virtual void ack(const Op& op, const std::string& thread_id, nlohmann::json result, bool replayed = false) = 0;
+  virtual void ack(const Op& op, const std::string& thread_id, nlohmann::json result,
+                   bool replayed = false) = 0;
   virtual void reject(const Op& op, const std::string& thread_id, const Error& error) = 0;
   virtual void publish(std::string type, const std::string& thread_id, nlohmann::json payload) = 0;
   // An event built by protocol/events.h, the one owner of its payload's shape.

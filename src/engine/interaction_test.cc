@@ -189,14 +189,15 @@ TEST_F(InteractionTest, ATimerThatFellDueWhileKeelWasDownFiresAtTheNextStart) {
 // the answer.
 TEST_F(InteractionTest, ASteerWhileAQuestionWaitsIsAckedAndReadAfterTheAnswer) {
   AgentEvent asked = turn_that_waits("ask_user", {{"question", "Which branch?"}});
-  AgentEvent steered = h.request(
-      "turn.steer", {{"threadId", thread}, {"expectedTurnId", asked.payload["turnId"]}, {"input", "use dev"}});
+  AgentEvent steered =
+      h.request("turn.steer",
+                {{"threadId", thread}, {"expectedTurnId", asked.payload["turnId"]}, {"input", "use dev"}});
   ASSERT_EQ(steered.type, "command.ack") << steered.payload.dump();
   ASSERT_EQ(answer(asked.payload["interactionId"], {{"answer", "main"}}).type, "command.ack");
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
-  EXPECT_EQ(h.kinds(thread), (std::vector<std::string>{"turn_context", "user_message", "assistant_message",
-                                                       "tool_call", "tool_result", "user_message",
-                                                       "assistant_message"}));
+  EXPECT_EQ(h.kinds(thread),
+            (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call",
+                                      "tool_result", "user_message", "assistant_message"}));
   auto requests = h.provider.requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[1].messages.back().content[0].text, "use dev");

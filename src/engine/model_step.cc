@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "engine/context_window.h"
-#include "engine/tool_output.h"
 #include "engine/engine_errors.h"
 #include "engine/model_stream.h"
+#include "engine/tool_output.h"
 #include "store/data_envelope.h"
 #include "store/node_body.h"
 #include "util/canonical_json.h"
@@ -59,7 +59,8 @@ Result<ProviderRequest> ModelStep::build_request() {
   } else {
     auto tx = KEEL_TRY(turn_.engine.store().begin(TxMode::kRead));
     ThreadRecord thread = KEEL_TRY(turn_.engine.threads().get(*tx, turn_.thread_id()));
-    if (thread.leaf_node_id) request.messages = KEEL_TRY(turn_.actor->context().build(*tx, *thread.leaf_node_id));
+    if (thread.leaf_node_id)
+      request.messages = KEEL_TRY(turn_.actor->context().build(*tx, *thread.leaf_node_id));
     KEEL_TRY(tx->commit());
     turn_.context_current = thread.leaf_node_id.has_value();
   }
@@ -79,7 +80,8 @@ Result<ProviderRequest> ModelStep::build_request() {
   request.max_output_tokens = model.max_output_tokens;
   request.parameters = model.parameters;
   if (!turn_.tools_off) {
-    for (const auto& [name, tool] : turn_.tools->tools()) request.tools.push_back(tool.descriptor->provider_tool());
+    for (const auto& [name, tool] : turn_.tools->tools())
+      request.tools.push_back(tool.descriptor->provider_tool());
   }
   return request;
 }
@@ -123,27 +125,26 @@ asio::awaitable<std::optional<ProviderRequest>> ModelStep::prepare_request() {
 }
 
 asio::awaitable<std::optional<AssembledResponse>> ModelStep::stream_reply(ProviderRequest request,
-                                                                         std::string assistant_id) {
+                                                                          std::string assistant_id) {
   turn_.publish(events::reply_started(assistant_id, turn_.run.turn_id));
   auto assembler = std::make_shared<ResponseAssembler>();
   turn_.engine.crash_point("model.request.before");
   Turn* turn = &turn_;  // the runner owns it and outlives the stream
-  ModelStream stream{
-      .provider = turn_.engine.deps().provider,
-      .request = std::move(request),
-      .strand = turn_.actor->strand,
-      .io_lifetime = turn_.engine.io_lifetime(),
-      .cancel = turn_.cancel,
-      .collect = [turn, assembler, assistant_id](const ProviderEvent& event) -> Result<void> {
-        KEEL_TRY(assembler->add(event));
-        if (auto* text = std::get_if<provider_event::TextDelta>(&event)) {
-          turn->publish(events::text_delta(assistant_id, text->text));
-        } else if (auto* reasoning = std::get_if<provider_event::ReasoningDelta>(&event)) {
-          turn->publish(events::reasoning_delta(assistant_id, reasoning->text));
-        }
-        return {};
-      },
-      .before_wait = [turn](bool input_queued) { turn->flush_before_waiting(input_queued); }};
+  ModelStream stream{.provider = turn_.engine.deps().provider,
+                     .request = std::move(request),
+                     .strand = turn_.actor->strand,
+                     .io_lifetime = turn_.engine.io_lifetime(),
+                     .cancel = turn_.cancel,
+                     .collect = [turn, assembler, assistant_id](const ProviderEvent& event) -> Result<void> {
+                       KEEL_TRY(assembler->add(event));
+                       if (auto* text = std::get_if<provider_event::TextDelta>(&event)) {
+                         turn->publish(events::text_delta(assistant_id, text->text));
+                       } else if (auto* reasoning = std::get_if<provider_event::ReasoningDelta>(&event)) {
+                         turn->publish(events::reasoning_delta(assistant_id, reasoning->text));
+                       }
+                       return {};
+                     },
+                     .before_wait = [turn](bool input_queued) { turn->flush_before_waiting(input_queued); }};
   // A named argument: g++ 12 destroys a braced temporary passed to a coroutine twice.
   StreamOutcome streamed = co_await stream_model(std::move(stream));
   if (streamed.interrupted) {
@@ -205,11 +206,11 @@ asio::awaitable<bool> ModelStep::compact(int64_t tokens_before) {
   const auto tail_budget = static_cast<int64_t>(settings.tail_fraction * static_cast<double>(window));
   const std::optional<size_t> kept_from = choose_kept_tail(messages, tail_budget);
   if (!kept_from) {
-    co_await ending_.end_turn(Ending::failed(Error(
-        codes::kContextWindowExceeded, "the next request (about " + std::to_string(tokens_before) +
-                                           " tokens) would not fit the " + std::to_string(window) +
-                                           "-token window of '" + turn_.model.model +
-                                           "', and its most recent message alone is too large to compact around")));
+    co_await ending_.end_turn(Ending::failed(
+        Error(codes::kContextWindowExceeded,
+              "the next request (about " + std::to_string(tokens_before) + " tokens) would not fit the " +
+                  std::to_string(window) + "-token window of '" + turn_.model.model +
+                  "', and its most recent message alone is too large to compact around")));
     co_return false;
   }
   // Copied before the model is asked: nothing here may point into the context across the wait.
@@ -224,17 +225,17 @@ asio::awaitable<bool> ModelStep::compact(int64_t tokens_before) {
   ProviderRequest request = summary_request(messages.first(*kept_from), turn_.model.model,
                                             settings.summary_max_tokens, transcript_bytes, transcript);
   auto summary = std::make_shared<std::string>();
-  ModelStream stream{
-      .provider = turn_.engine.deps().provider,
-      .request = std::move(request),
-      .strand = turn_.actor->strand,
-      .io_lifetime = turn_.engine.io_lifetime(),
-      .cancel = turn_.cancel,
-      .collect = [summary](const ProviderEvent& event) -> Result<void> {
-        if (auto* text = std::get_if<provider_event::TextDelta>(&event)) *summary += text->text;
-        return {};
-      },
-      .before_wait = nullptr};
+  ModelStream stream{.provider = turn_.engine.deps().provider,
+                     .request = std::move(request),
+                     .strand = turn_.actor->strand,
+                     .io_lifetime = turn_.engine.io_lifetime(),
+                     .cancel = turn_.cancel,
+                     .collect = [summary](const ProviderEvent& event) -> Result<void> {
+                       if (auto* text = std::get_if<provider_event::TextDelta>(&event))
+                         *summary += text->text;
+                       return {};
+                     },
+                     .before_wait = nullptr};
   // A named argument: g++ 12 destroys a braced temporary passed to a coroutine twice.
   StreamOutcome streamed = co_await stream_model(std::move(stream));
   if (streamed.interrupted) {
@@ -246,10 +247,11 @@ asio::awaitable<bool> ModelStep::compact(int64_t tokens_before) {
     failure = Error(codes::kProviderProtocol, "the model returned an empty summary");
   }
   if (failure) {
-    co_await ending_.end_turn(Ending::failed(Error(codes::kContextCompactionFailed,
-                                                   "the history had to be compacted to fit the context window, "
-                                                   "and its summary failed: " +
-                                                       failure->to_string())));
+    co_await ending_.end_turn(
+        Ending::failed(Error(codes::kContextCompactionFailed,
+                             "the history had to be compacted to fit the context window, "
+                             "and its summary failed: " +
+                                 failure->to_string())));
     co_return false;
   }
   body.summary = std::move(*summary);

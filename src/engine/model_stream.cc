@@ -27,7 +27,8 @@ class InboxSink final : public ProviderSink {
 
 boost::asio::awaitable<StreamOutcome> stream_model(ModelStream stream) {
   auto inbox = std::make_shared<Inbox>(stream.strand, stream.io_lifetime);
-  CancellationRegistration on_cancel = stream.cancel.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
+  CancellationRegistration on_cancel =
+      stream.cancel.on_cancel([to = inbox->sender()] { to.push(Interrupted{}); });
   // The request's own cancellation: fired by an interrupt, or here when the stream turns out malformed and
   // must be abandoned.
   auto request_cancel = std::make_shared<CancellationSource>();

@@ -22,7 +22,8 @@ namespace asio = boost::asio;
 class FakeProvider final : public Provider {
  public:
   std::string name() const override { return "fake"; }
-  void stream(ProviderRequest request, CancellationToken cancel, std::shared_ptr<ProviderSink> sink) override {
+  void stream(ProviderRequest request, CancellationToken cancel,
+              std::shared_ptr<ProviderSink> sink) override {
     model = request.model;
     token = cancel;
     held = sink;
@@ -54,18 +55,19 @@ class ModelStreamTest : public ::testing::Test {
   void start(FakeProvider& provider, CancellationToken cancel, std::string refuse_at = "") {
     ProviderRequest request;
     request.model = "m";
-    ModelStream stream{.provider = &provider,
-                       .request = std::move(request),
-                       .strand = strand_,
-                       .io_lifetime = lifetime_,
-                       .cancel = std::move(cancel),
-                       .collect = [into = collected_, refuse_at](const ProviderEvent& event) -> Result<void> {
-                         const auto& text = std::get<provider_event::TextDelta>(event).text;
-                         if (text == refuse_at) return fail("provider.protocol_error", "refused " + text);
-                         into->texts.push_back(text);
-                         return {};
-                       },
-                       .before_wait = [into = collected_](bool queued) { into->input_queued.push_back(queued); }};
+    ModelStream stream{
+        .provider = &provider,
+        .request = std::move(request),
+        .strand = strand_,
+        .io_lifetime = lifetime_,
+        .cancel = std::move(cancel),
+        .collect = [into = collected_, refuse_at](const ProviderEvent& event) -> Result<void> {
+          const auto& text = std::get<provider_event::TextDelta>(event).text;
+          if (text == refuse_at) return fail("provider.protocol_error", "refused " + text);
+          into->texts.push_back(text);
+          return {};
+        },
+        .before_wait = [into = collected_](bool queued) { into->input_queued.push_back(queued); }};
     asio::co_spawn(strand_, collect_into(std::move(stream), collected_), asio::detached);
   }
 

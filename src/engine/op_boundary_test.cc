@@ -36,7 +36,8 @@ TEST_F(OpBoundaryTest, NullOptionalParametersAreAbsent) {
 }
 
 TEST_F(OpBoundaryTest, HandlerThatThrowsIsAnsweredInternalAndTheEngineGoesOn) {
-  // A turnId of the wrong type makes the interrupt handler's json access throw (nothing checks it in-process).
+  // A turnId of the wrong type makes the interrupt handler's json access throw (nothing checks it
+  // in-process).
   AgentEvent thrown = h.request("turn.interrupt", {{"threadId", thread}, {"turnId", 5}});
   ASSERT_EQ(thrown.type, "command.rejected") << thrown.payload.dump();
   EXPECT_EQ(thrown.payload["error"]["code"], codes::kInternal);

@@ -192,7 +192,7 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
 }
 
 Result<RunRecord> EngineCore::Impl::count_recovery_attempt(const RunRecord& run,
-                                                         const ToolRegistryGeneration& generation) {
+                                                           const ToolRegistryGeneration& generation) {
   auto read = store().begin(TxMode::kRead);
   if (!read) return std::unexpected(std::move(read).error());
   auto call = first_unanswered_call(**read, threads_, run);
@@ -322,11 +322,12 @@ json EngineCore::Impl::unfinished_runs() {
              RunState::kPausedUncertain});
   if (!runs) return out;
   for (const RunRecord& run : *runs) {
-    json entry = {{"threadId", run.thread_id},
-                  {"runId", run.id},
-                  {"turnId", run.turn_id},
-                  {"state", to_string(run.state)},
-                  {"canContinue", run.state == RunState::kInterrupted || run.state == RunState::kBudgetPaused}};
+    json entry = {
+        {"threadId", run.thread_id},
+        {"runId", run.id},
+        {"turnId", run.turn_id},
+        {"state", to_string(run.state)},
+        {"canContinue", run.state == RunState::kInterrupted || run.state == RunState::kBudgetPaused}};
     // What the run waits for, so a front end can mark it before (or without) the re-sent requests.
     if (run.state == RunState::kWaitingApproval) {
       json approvals = json::array();

@@ -386,9 +386,11 @@ TEST_F(RecoveryTest, ADamagedRunRowFailsWithTheReasonAndTheOtherRunsStillRecover
 TEST_F(RecoveryTest, ASubmissionSentAgainWhileItsTurnRunsReplaysItsAck) {
   // A client that lost the ACK in a crash sends the same submission again; its turn is running by then.
   h.provider.push(ScriptedResponse::held(ScriptedResponse::text("done")));
-  const AgentEvent first = h.request_as("submit-once", "turn.submit", {{"threadId", thread}, {"input", "go"}});
+  const AgentEvent first =
+      h.request_as("submit-once", "turn.submit", {{"threadId", thread}, {"input", "go"}});
   ASSERT_EQ(first.type, "command.ack");
-  const AgentEvent again = h.request_as("submit-once", "turn.submit", {{"threadId", thread}, {"input", "go"}});
+  const AgentEvent again =
+      h.request_as("submit-once", "turn.submit", {{"threadId", thread}, {"input", "go"}});
   ASSERT_EQ(again.type, "command.ack") << again.payload.dump();
   EXPECT_TRUE(again.payload["replayed"].get<bool>());
   EXPECT_EQ(again.payload["result"], first.payload["result"]);

@@ -14,11 +14,10 @@ TEST(ResponseAssemblerTest, ReasoningItemsEachKeepTheirOwnProviderData) {
   ResponseAssembler assembler;
   const json signed_thinking = {{"anthropic", {{"type", "thinking"}, {"signature", "sig-1"}}}};
   const json redacted = {{"anthropic", {{"type", "redacted_thinking"}, {"data", "opaque"}}}};
-  for (const ProviderEvent& event :
-       std::vector<ProviderEvent>{pe::ReasoningDelta{"first ", nullptr}, pe::ReasoningDelta{"thought", nullptr},
-                                  pe::ReasoningDelta{"", signed_thinking}, pe::ReasoningDelta{"", redacted},
-                                  pe::TextDelta{"Hello"}, pe::TextDelta{" there"},
-                                  pe::Finish{StopReason::kEnd, "end_turn"}}) {
+  for (const ProviderEvent& event : std::vector<ProviderEvent>{
+           pe::ReasoningDelta{"first ", nullptr}, pe::ReasoningDelta{"thought", nullptr},
+           pe::ReasoningDelta{"", signed_thinking}, pe::ReasoningDelta{"", redacted}, pe::TextDelta{"Hello"},
+           pe::TextDelta{" there"}, pe::Finish{StopReason::kEnd, "end_turn"}}) {
     ASSERT_TRUE(assembler.add(event));
   }
   auto response = assembler.finish();

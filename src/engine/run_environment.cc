@@ -16,7 +16,8 @@ json price_json(const std::optional<providers::ModelPrice>& price) {
   if (!price) return nullptr;
   json out = {{"inputPerMillion", price->input_per_million}, {"outputPerMillion", price->output_per_million}};
   if (price->cached_input_per_million) out["cachedInputPerMillion"] = *price->cached_input_per_million;
-  if (price->reasoning_output_per_million) out["reasoningOutputPerMillion"] = *price->reasoning_output_per_million;
+  if (price->reasoning_output_per_million)
+    out["reasoningOutputPerMillion"] = *price->reasoning_output_per_million;
   return out;
 }
 

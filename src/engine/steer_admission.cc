@@ -73,8 +73,9 @@ void SteerAdmission::begin(std::shared_ptr<ThreadActor> actor, SteerRequest requ
         case Refusal::kNotSteerable:
           return fail(codes::kRunNotSteerable, "a " + decision.turn_kind + " turn cannot be steered");
         case Refusal::kInterrupted:
-          return fail(codes::kTurnEnded, "turn " + r.expected_turn_id +
-                                             " was interrupted; enqueue the input to run it as the next turn");
+          return fail(codes::kTurnEnded,
+                      "turn " + r.expected_turn_id +
+                          " was interrupted; enqueue the input to run it as the next turn");
         case Refusal::kNone:
           break;
       }
@@ -96,7 +97,7 @@ void SteerAdmission::begin(std::shared_ptr<ThreadActor> actor, SteerRequest requ
         }
       }
       SteerRecord steer = KEEL_TRY(c_.runs.admit_steer(tx, decision.run_id, c_.ids.next_id(),
-                                                     content_to_json(r.content), r.attachments));
+                                                       content_to_json(r.content), r.attachments));
       json result = {{"steerId", steer.id},
                      {"turnId", r.expected_turn_id},
                      {"runId", steer.run_id},

@@ -43,8 +43,8 @@ void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, 
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
   auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
-    json result = KEEL_TRY(
-        commands_.apply(tx, KEEL_TRY(protocol::decode_store_command(protocol::OpKind::kTurnEnqueue, op.params))));
+    json result = KEEL_TRY(commands_.apply(
+        tx, KEEL_TRY(protocol::decode_store_command(protocol::OpKind::kTurnEnqueue, op.params))));
     merge_into(result, result_extra);
     return result;
   });

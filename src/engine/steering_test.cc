@@ -365,7 +365,8 @@ TEST(SteeringTest, AnInterruptIsAnsweredOnlyAfterTheInterruptedStateIsCommitted)
   std::optional<uint64_t> committed_seq;
   for (const AgentEvent& event : h.log.events()) {
     if (event.thread_id != thread) continue;
-    if (event.type == "run.updated" && event.payload.value("state", "") == "interrupted") committed_seq = event.seq;
+    if (event.type == "run.updated" && event.payload.value("state", "") == "interrupted")
+      committed_seq = event.seq;
   }
   ASSERT_TRUE(committed_seq.has_value());
   EXPECT_GT(answer.seq, *committed_seq) << "the interrupt was answered before its state was committed";
@@ -388,8 +389,10 @@ TEST(SteeringTest, ASteerDecidedAfterTheInterruptIsRefusedWithTurnEndedEvenBefor
   h.send("turn.interrupt", {{"threadId", thread}});
   h.send("turn.enqueue", {{"threadId", thread}, {"input", "queued meanwhile"}});
   ASSERT_TRUE(writes.wait_held(1)) << "the enqueue's write holds the strand: the interrupt was decided";
-  h.transport->send(
-      Op{"turn.steer", "test-client", "late-steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "late"}}});
+  h.transport->send(Op{"turn.steer",
+                       "test-client",
+                       "late-steer",
+                       {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "late"}}});
   ASSERT_TRUE(writes.wait_held(2)) << "the steer was decided and waits for its transaction";
   writes.resume();
   AgentEvent steer;
@@ -404,7 +407,8 @@ TEST(SteeringTest, ASteerDecidedAfterTheInterruptIsRefusedWithTurnEndedEvenBefor
     return false;
   }));
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "interrupted");
-  ASSERT_EQ(steer.type, "command.rejected") << "a steer was admitted after the interrupt: " << steer.payload.dump();
+  ASSERT_EQ(steer.type, "command.rejected")
+      << "a steer was admitted after the interrupt: " << steer.payload.dump();
   EXPECT_EQ(error_code(steer), codes::kTurnEnded);
   EXPECT_NE(steer.payload["error"]["message"].get<std::string>().find("interrupted"), std::string::npos);
   EXPECT_TRUE(steered_texts(h, thread).empty());
@@ -414,17 +418,19 @@ TEST(SteeringTest, ASteerDecidedAfterTheInterruptIsRefusedWithTurnEndedEvenBefor
 // Issue 14 point 6b / spec §3: a successful steer triggers one more request whatever the final reply's stop
 // reason; a reply cut short (max_tokens, content_filter) is no exception.
 TEST(SteeringTest, ASteerWhileACutShortFinalReplyStreamsIsAnsweredByOneMoreRequest) {
-  for (auto [reason, raw] :
-       {std::pair{StopReason::kMaxTokens, "length"}, std::pair{StopReason::kContentFilter, "content_filter"}}) {
+  for (auto [reason, raw] : {std::pair{StopReason::kMaxTokens, "length"},
+                             std::pair{StopReason::kContentFilter, "content_filter"}}) {
     SCOPED_TRACE(raw);
     EngineHarness h;
     h.start();
     const std::string thread = h.create_thread();
     ScriptedResponse cut;
     cut.add(provider_event::TextDelta{"partial"}).add(provider_event::Finish{reason, raw});
-    const std::string turn = start_held_turn(h, thread, std::move(cut), {ScriptedResponse::text("answering the steer")});
+    const std::string turn =
+        start_held_turn(h, thread, std::move(cut), {ScriptedResponse::text("answering the steer")});
     ASSERT_EQ(
-        h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "one more thing"}}).type,
+        h.request("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "one more thing"}})
+            .type,
         "command.ack");
     ASSERT_TRUE(h.provider.release());
     EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");

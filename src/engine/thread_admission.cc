@@ -16,7 +16,8 @@ Result<void> thread_accepts(const ThreadActivity& activity, std::string_view met
     return fail(codes::kThreadWaiting,
                 "the thread waits for " +
                     std::string(activity.wait_kind == "approval" ? "an approval" : "an answer") + " (" +
-                    activity.wait_id + "); until it continues only enqueue, interrupt and the response are accepted");
+                    activity.wait_id +
+                    "); until it continues only enqueue, interrupt and the response are accepted");
   }
   if (activity.state != ThreadActivity::State::kIdle &&
       (method == "thread.delete" || method == "thread.selectBranch")) {

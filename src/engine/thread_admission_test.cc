@@ -23,7 +23,8 @@ ThreadActivity waiting_for_approval() {
 }
 
 TEST(ThreadAdmissionTest, AnIdleThreadAcceptsEveryMethod) {
-  for (const char* method : {"turn.submit", "thread.delete", "thread.selectBranch", "thread.fork", "run.resume"}) {
+  for (const char* method :
+       {"turn.submit", "thread.delete", "thread.selectBranch", "thread.fork", "run.resume"}) {
     EXPECT_EQ(refusal(ThreadActivity{}, method), "") << method;
   }
 }
@@ -46,7 +47,8 @@ TEST(ThreadAdmissionTest, AWaitingThreadTakesOnlyWhatSettlesTheWaitOrTheQueue) {
   for (const char* method : {"turn.submit", "thread.fork", "thread.delete", "run.resume", "queue.start"}) {
     EXPECT_EQ(refusal(waiting, method), codes::kThreadWaiting) << method;
   }
-  EXPECT_NE(thread_accepts(waiting, "thread.delete").error().message().find("an approval (a1)"), std::string::npos);
+  EXPECT_NE(thread_accepts(waiting, "thread.delete").error().message().find("an approval (a1)"),
+            std::string::npos);
 }
 
 TEST(ThreadAdmissionTest, AStrandedThreadTakesOnlyAnInterrupt) {

@@ -38,8 +38,10 @@ json node_json(const NodeRecord& node) {
 json queue_items_json(const std::vector<QueuedInput>& items) {
   json list = json::array();
   for (const QueuedInput& item : items) {
-    list.push_back(
-        {{"itemId", item.id}, {"position", item.position}, {"input", item.input}, {"revision", item.revision}});
+    list.push_back({{"itemId", item.id},
+                    {"position", item.position},
+                    {"input", item.input},
+                    {"revision", item.revision}});
   }
   return list;
 }

@@ -22,7 +22,7 @@ TEST(ThreadViewsTest, AThreadEntryHasThreadListsFieldsAndNullsForWhatIsMissing) 
   thread.created_at = 7;
   const json entry = thread_entry_json(thread);
   EXPECT_EQ(keys_of(entry), (std::vector<std::string>{"leafNodeId", "parentThreadId", "revision", "threadId",
-                                                       "title", "updatedAt"}));
+                                                      "title", "updatedAt"}));
   EXPECT_TRUE(entry["leafNodeId"].is_null());
   EXPECT_TRUE(entry["parentThreadId"].is_null());
   thread.leaf_node_id = "n9";

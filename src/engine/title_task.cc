@@ -32,17 +32,17 @@ class TitleTask {
     request.messages = messages;
     request.max_output_tokens = 32;
     auto title = std::make_shared<std::string>();
-    ModelStream stream{
-        .provider = engine_.deps().task_provider,
-        .request = std::move(request),
-        .strand = actor_->strand,
-        .io_lifetime = engine_.io_lifetime(),
-        .cancel = engine_.shutdown_token(),
-        .collect = [title](const ProviderEvent& event) -> Result<void> {
-          if (auto* text = std::get_if<provider_event::TextDelta>(&event)) *title += text->text;
-          return {};
-        },
-        .before_wait = nullptr};
+    ModelStream stream{.provider = engine_.deps().task_provider,
+                       .request = std::move(request),
+                       .strand = actor_->strand,
+                       .io_lifetime = engine_.io_lifetime(),
+                       .cancel = engine_.shutdown_token(),
+                       .collect = [title](const ProviderEvent& event) -> Result<void> {
+                         if (auto* text = std::get_if<provider_event::TextDelta>(&event))
+                           *title += text->text;
+                         return {};
+                       },
+                       .before_wait = nullptr};
     // A named argument: g++ 12 destroys a braced temporary passed to a coroutine twice.
     StreamOutcome streamed = co_await stream_model(std::move(stream));
     if (streamed.interrupted || streamed.error) co_return;  // best effort: the fallback title stays
@@ -51,9 +51,10 @@ class TitleTask {
     if (start == std::string::npos) co_return;
     std::string text = title->substr(start, end - start + 1);
     if (text.size() > 120) text.resize(120);
-    if (!canonical_json(nlohmann::json(text)) || text.find('\n') != std::string::npos) co_return;  // invalid UTF-8
-    auto updated =
-        engine_.write([&](Transaction& tx) { return engine_.threads().set_title(tx, actor_->thread_id, text); });
+    if (!canonical_json(nlohmann::json(text)) || text.find('\n') != std::string::npos)
+      co_return;  // invalid UTF-8
+    auto updated = engine_.write(
+        [&](Transaction& tx) { return engine_.threads().set_title(tx, actor_->thread_id, text); });
     if (!updated) co_return;
     events::Event titled = events::thread_titled(*updated);
     engine_.publish(std::move(titled.type), actor_->thread_id, std::move(titled.payload));
@@ -71,7 +72,8 @@ asio::awaitable<void> drive_title(std::shared_ptr<TitleTask> task) { co_await ta
 
 void spawn_title_task(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, std::string first_input) {
   auto task = std::make_shared<TitleTask>(engine, actor, std::move(first_input));
-  asio::co_spawn(actor->strand, drive_title(task), [&engine, task](std::exception_ptr) { engine.leave_running(); });
+  asio::co_spawn(actor->strand, drive_title(task),
+                 [&engine, task](std::exception_ptr) { engine.leave_running(); });
 }
 
 }  // namespace keel

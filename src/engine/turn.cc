@@ -11,7 +11,9 @@ namespace {
 constexpr size_t kMaxEventsHeldBack = 64;
 }  // namespace
 
-std::string shown_json(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string shown_json(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 NewNode make_node(std::string id, const std::string& thread_id, const std::string& run_id, NodeKind kind,
                   json body) {

@@ -57,8 +57,8 @@ Result<std::optional<int64_t>> budget_param(const json& params, const char* name
   // An integer above INT64_MAX parses as unsigned: compare before converting.
   const bool in_range = (value.is_number_unsigned() && value.get<uint64_t>() >= 1 &&
                          value.get<uint64_t>() <= static_cast<uint64_t>(kMaxBudgetTokens)) ||
-                        (value.is_number_integer() && !value.is_number_unsigned() && value.get<int64_t>() >= 1 &&
-                         value.get<int64_t>() <= kMaxBudgetTokens);
+                        (value.is_number_integer() && !value.is_number_unsigned() &&
+                         value.get<int64_t>() >= 1 && value.get<int64_t>() <= kMaxBudgetTokens);
   if (!in_range) {
     return fail(codes::kInvalidArgument, std::string("'") + name + "' must be an integer from 1 to " +
                                              std::to_string(kMaxBudgetTokens));
@@ -99,8 +99,8 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
   run.budget_tokens = budget;
   run.usage = json::object();
   // The environment the run starts with, frozen with it (spec §5).
-  EnvironmentSnapshotRecord environment = KEEL_TRY(capture_environment(
-      c_.ids.next_id(), c_.model, c_.transport, *c_.tools.snapshot()));
+  EnvironmentSnapshotRecord environment =
+      KEEL_TRY(capture_environment(c_.ids.next_id(), c_.model, c_.transport, *c_.tools.snapshot()));
   run.snapshot_id = KEEL_TRY(c_.snapshots.put(tx, std::move(environment))).id;
   a.run = KEEL_TRY(c_.runs.create(tx, std::move(run)));
   NewNode turn_context;

@@ -42,7 +42,8 @@ TEST_F(TurnAdmissionTest, AnInputIsTextContentBlocksOrAContentObject) {
 }
 
 TEST_F(TurnAdmissionTest, AnImageIsRefusedForAModelWithoutVision) {
-  const json image = {{"content", {{{"type", "image"}, {"mediaType", "image/png"}, {"data", "iVBORw0KGgo="}}}}};
+  const json image = {
+      {"content", {{{"type", "image"}, {"mediaType", "image/png"}, {"data", "iVBORw0KGgo="}}}}};
   ASSERT_TRUE(admission(true).input(image)) << "the fixture is a valid image block";
   EXPECT_EQ(admission(false).input(image).error().code(), codes::kImageUnsupported);
 }
@@ -53,7 +54,8 @@ TEST_F(TurnAdmissionTest, ABudgetIsAbsentOrAnIntegerInRange) {
   EXPECT_EQ(*budget_param(json{{"budgetTokens", kMaxBudgetTokens}}, "budgetTokens"), kMaxBudgetTokens);
   for (const json& bad : {json(0), json(-1), json(kMaxBudgetTokens + 1), json(1.5), json("5"),
                           json(std::numeric_limits<uint64_t>::max())}) {
-    EXPECT_EQ(budget_param(json{{"budgetTokens", bad}}, "budgetTokens").error().code(), codes::kInvalidArgument)
+    EXPECT_EQ(budget_param(json{{"budgetTokens", bad}}, "budgetTokens").error().code(),
+              codes::kInvalidArgument)
         << bad.dump();
   }
 }

@@ -33,11 +33,15 @@ boost::asio::awaitable<void> TurnEnding::end_after_failure(Error cause) {
   // Not even the failure could be written (the store refuses every write, say).
   const Error why = *turn_.failed_write;
   turn_.actor->mark_stranded(
-      Error(codes::kTurnUnpersisted, "turn " + turn_.run.turn_id + " could not record its end (" + why.to_string() +
-                                         "); the thread takes no new work until keel restarts and recovers the run"));
+      Error(codes::kTurnUnpersisted,
+            "turn " + turn_.run.turn_id + " could not record its end (" + why.to_string() +
+                "); the thread takes no new work until keel restarts and recovers the run"));
   turn_.publish(events::run_unpersisted(turn_.run, why));
-  turn_.publish(events::turn_complete(
-      {.turn_id = turn_.run.turn_id, .run_id = turn_.run.id, .stop_reason = "error", .error = why, .unpersisted = true}));
+  turn_.publish(events::turn_complete({.turn_id = turn_.run.turn_id,
+                                       .run_id = turn_.run.id,
+                                       .stop_reason = "error",
+                                       .error = why,
+                                       .unpersisted = true}));
 }
 
 }  // namespace keel

@@ -20,11 +20,11 @@ namespace keel {
 struct Ending {
   enum class Kind { kBudgetPause, kFailed, kInterrupted };
   Kind kind = Kind::kFailed;
-  std::optional<Error> error{};               // kFailed: why
-  std::optional<NewNode> reply{};             // kFailed: what the model said, kept for the record
-  std::string partial_text{};                 // kInterrupted: what the model had said so far
+  std::optional<Error> error{};                 // kFailed: why
+  std::optional<NewNode> reply{};               // kFailed: what the model said, kept for the record
+  std::string partial_text{};                   // kInterrupted: what the model had said so far
   std::optional<std::string> in_flight_call{};  // kInterrupted: the call whose tool was running
-  TokenUsage used{};                          // kBudgetPause: the run's usage, reported with the pause
+  TokenUsage used{};                            // kBudgetPause: the run's usage, reported with the pause
 
   static Ending budget_pause(TokenUsage used) { return {.kind = Kind::kBudgetPause, .used = used}; }
   static Ending failed(Error error, std::optional<NewNode> reply = std::nullopt) {

@@ -72,15 +72,16 @@ Result<Events> TurnJournal::commit_reply(const Reply& reply) {
     // Every call's stable node commits with the message that made it; a call then only needs its result
     // (and, when repeating it is not safe, its dispatch) written.
     for (const PlannedCall& call : reply.calls) {
-      w.extra.push_back(
-          KEEL_TRY(append(tx, call.call_node_id, NodeKind::kToolCall, KEEL_TRY(tool_call_body(call, reply.assistant_id)))));
+      w.extra.push_back(KEEL_TRY(append(tx, call.call_node_id, NodeKind::kToolCall,
+                                        KEEL_TRY(tool_call_body(call, reply.assistant_id)))));
       if (turn_.tools_off) {
         // Tools are off: each call still gets a result, so every provider accepts the history.
         auto result_body = KEEL_TRY(encode_tool_result(ToolResultBody{
             .tool_call_id = call.tool_call_id,
             .content = text_result("Not run: tools are disabled for the rest of this turn.").content,
             .is_error = true}));
-        w.extra.push_back(KEEL_TRY(append(tx, call.result_node_id, NodeKind::kToolResult, std::move(result_body))));
+        w.extra.push_back(
+            KEEL_TRY(append(tx, call.result_node_id, NodeKind::kToolResult, std::move(result_body))));
       }
     }
     RunUpdate update;
@@ -132,22 +133,23 @@ Result<Events> TurnJournal::append_result(const PlannedCall& call, const ResultB
                                           const std::vector<std::string>& notices, RunState after,
                                           bool announce_run) {
   std::vector<std::string> held = turn_.held_notices;
-  auto written = turn_.engine.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
-    std::vector<NodeRecord> nodes;
-    nodes.push_back(KEEL_TRY(append(tx, call.result_node_id, NodeKind::kToolResult, KEEL_TRY(body(tx)))));
-    held.insert(held.end(), notices.begin(), notices.end());
-    if (after != RunState::kExecutingTool) {
-      for (const std::string& text : std::exchange(held, {})) {
-        auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
-        nodes.push_back(KEEL_TRY(append(tx, turn_.new_id(), NodeKind::kNotice, std::move(notice))));
-      }
-    }
-    RunUpdate update;
-    update.clear_pending_tool = turn_.run.pending_tool.has_value();
-    update.failure_streak = turn_.run.failure_streak;
-    RunRecord run = KEEL_TRY(turn_.engine.runs().transition_from(tx, turn_.run, after, update));
-    return std::make_pair(std::move(nodes), std::move(run));
-  });
+  auto written =
+      turn_.engine.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+        std::vector<NodeRecord> nodes;
+        nodes.push_back(KEEL_TRY(append(tx, call.result_node_id, NodeKind::kToolResult, KEEL_TRY(body(tx)))));
+        held.insert(held.end(), notices.begin(), notices.end());
+        if (after != RunState::kExecutingTool) {
+          for (const std::string& text : std::exchange(held, {})) {
+            auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = text, .for_model = true}));
+            nodes.push_back(KEEL_TRY(append(tx, turn_.new_id(), NodeKind::kNotice, std::move(notice))));
+          }
+        }
+        RunUpdate update;
+        update.clear_pending_tool = turn_.run.pending_tool.has_value();
+        update.failure_streak = turn_.run.failure_streak;
+        RunRecord run = KEEL_TRY(turn_.engine.runs().transition_from(tx, turn_.run, after, update));
+        return std::make_pair(std::move(nodes), std::move(run));
+      });
   // Held even when the write failed: the turn then ends, so nothing held matters any more.
   turn_.held_notices = std::move(held);
   if (!written) return std::unexpected(written.error());
@@ -204,54 +206,56 @@ Result<Events> TurnJournal::back_to_model() {
 }
 
 Result<Events> TurnJournal::end(const Ending& ending) {
-  auto written = turn_.engine.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
-    std::vector<NodeRecord> nodes;
-    RunUpdate update;
-    RunState state = RunState::kFailed;
-    switch (ending.kind) {
-      case Ending::Kind::kBudgetPause:
-        // Steers admitted before the pause go into the history now, so a new turn started instead of a
-        // resume still shows them.
-        KEEL_TRY(materialize_steers(tx, nodes));
-        update.stop_reason = "budget_pause";
-        state = RunState::kBudgetPaused;
-        break;
-      case Ending::Kind::kFailed:
-        if (ending.reply) nodes.push_back(KEEL_TRY(turn_.engine.threads().append(tx, *ending.reply)));
-        KEEL_TRY(answer_unanswered(tx, nodes, "The turn failed (" + ending.error->code() + ")",
-                                   turn_.in_flight_call));
-        KEEL_TRY(materialize_steers(tx, nodes));  // ACKed steers stay in the history (spec §3, early end)
-        update.stop_reason = "error";
-        update.error = ending.error->to_string();
-        update.clear_pending_tool = turn_.run.pending_tool.has_value();
-        state = RunState::kFailed;
-        break;
-      case Ending::Kind::kInterrupted: {
-        if (!ending.partial_text.empty()) {
-          // What the model had said before the interrupt stays in the history, marked as cut short.
-          ContentBlock said;
-          said.text = utf8_sanitized(ending.partial_text);
-          said.text.resize(utf8_prefix_length(said.text, kMaxReplyBytes));
-          auto body =
-              KEEL_TRY(encode_assistant_message(AssistantMessageBody{.content = {std::move(said)},
-                                                                     .stop_reason = AssistantStopReason::kEnd,
-                                                                     .provider_stop_reason = "interrupted"}));
-          body["interrupted"] = true;
-          nodes.push_back(KEEL_TRY(append(tx, turn_.new_id(), NodeKind::kAssistantMessage, std::move(body))));
+  auto written =
+      turn_.engine.write([&](Transaction& tx) -> Result<std::pair<std::vector<NodeRecord>, RunRecord>> {
+        std::vector<NodeRecord> nodes;
+        RunUpdate update;
+        RunState state = RunState::kFailed;
+        switch (ending.kind) {
+          case Ending::Kind::kBudgetPause:
+            // Steers admitted before the pause go into the history now, so a new turn started instead of a
+            // resume still shows them.
+            KEEL_TRY(materialize_steers(tx, nodes));
+            update.stop_reason = "budget_pause";
+            state = RunState::kBudgetPaused;
+            break;
+          case Ending::Kind::kFailed:
+            if (ending.reply) nodes.push_back(KEEL_TRY(turn_.engine.threads().append(tx, *ending.reply)));
+            KEEL_TRY(answer_unanswered(tx, nodes, "The turn failed (" + ending.error->code() + ")",
+                                       turn_.in_flight_call));
+            KEEL_TRY(materialize_steers(tx, nodes));  // ACKed steers stay in the history (spec §3, early end)
+            update.stop_reason = "error";
+            update.error = ending.error->to_string();
+            update.clear_pending_tool = turn_.run.pending_tool.has_value();
+            state = RunState::kFailed;
+            break;
+          case Ending::Kind::kInterrupted: {
+            if (!ending.partial_text.empty()) {
+              // What the model had said before the interrupt stays in the history, marked as cut short.
+              ContentBlock said;
+              said.text = utf8_sanitized(ending.partial_text);
+              said.text.resize(utf8_prefix_length(said.text, kMaxReplyBytes));
+              auto body = KEEL_TRY(
+                  encode_assistant_message(AssistantMessageBody{.content = {std::move(said)},
+                                                                .stop_reason = AssistantStopReason::kEnd,
+                                                                .provider_stop_reason = "interrupted"}));
+              body["interrupted"] = true;
+              nodes.push_back(
+                  KEEL_TRY(append(tx, turn_.new_id(), NodeKind::kAssistantMessage, std::move(body))));
+            }
+            KEEL_TRY(answer_unanswered(tx, nodes, "Interrupted by the user", ending.in_flight_call));
+            KEEL_TRY(materialize_steers(tx, nodes));  // at a safe leaf: after every call's result
+            auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = kInterruptNotice, .for_model = true}));
+            nodes.push_back(KEEL_TRY(append(tx, turn_.new_id(), NodeKind::kNotice, std::move(notice))));
+            update.stop_reason = "interrupted";
+            update.clear_pending_tool = turn_.run.pending_tool.has_value();
+            state = RunState::kInterrupted;
+            break;
+          }
         }
-        KEEL_TRY(answer_unanswered(tx, nodes, "Interrupted by the user", ending.in_flight_call));
-        KEEL_TRY(materialize_steers(tx, nodes));  // at a safe leaf: after every call's result
-        auto notice = KEEL_TRY(encode_notice(NoticeBody{.text = kInterruptNotice, .for_model = true}));
-        nodes.push_back(KEEL_TRY(append(tx, turn_.new_id(), NodeKind::kNotice, std::move(notice))));
-        update.stop_reason = "interrupted";
-        update.clear_pending_tool = turn_.run.pending_tool.has_value();
-        state = RunState::kInterrupted;
-        break;
-      }
-    }
-    RunRecord run = KEEL_TRY(turn_.engine.runs().transition_from(tx, turn_.run, state, update));
-    return std::make_pair(std::move(nodes), std::move(run));
-  });
+        RunRecord run = KEEL_TRY(turn_.engine.runs().transition_from(tx, turn_.run, state, update));
+        return std::make_pair(std::move(nodes), std::move(run));
+      });
   if (!written) return std::unexpected(written.error());
   turn_.run = written->second;
   turn_.unanswered.clear();
@@ -276,7 +280,8 @@ Result<void> TurnJournal::materialize_steers(Transaction& tx, std::vector<NodeRe
   return {};
 }
 
-Result<void> TurnJournal::answer_unanswered(Transaction& tx, std::vector<NodeRecord>& out, const std::string& why,
+Result<void> TurnJournal::answer_unanswered(Transaction& tx, std::vector<NodeRecord>& out,
+                                            const std::string& why,
                                             const std::optional<std::string>& in_flight) {
   for (const PlannedCall& call : turn_.unanswered) {
     const bool running = in_flight && *in_flight == call.tool_call_id;

@@ -42,7 +42,7 @@ class TurnJournal {
     std::string provider_stop_reason{};
     std::optional<nlohmann::json> dispatch{};  // the first call's dispatch record, when it needs one
     std::optional<std::string> stop_reason{};  // the reply ends the turn
-    std::optional<Error> tools_refused{};    // it ends the turn failed (turn.tools_disabled)
+    std::optional<Error> tools_refused{};      // it ends the turn failed (turn.tools_disabled)
     RunState next = RunState::kStreamingModel;
   };
   // Events: item.complete for each node, token.usage, run.updated.

@@ -77,8 +77,10 @@ TEST(TurnLoopTest, TokenUsageReportsTheCostFromThePriceTable) {
   EngineHarness h(std::move(options));
   ScriptedResponse response;
   response.add(provider_event::TextDelta{"Hello!"});
-  response.add(provider_event::Usage{TokenUsage{.input_tokens = 1'000'000, .output_tokens = 100'000,
-                                                .cached_input_tokens = 500'000, .reasoning_tokens = 0}});
+  response.add(provider_event::Usage{TokenUsage{.input_tokens = 1'000'000,
+                                                .output_tokens = 100'000,
+                                                .cached_input_tokens = 500'000,
+                                                .reasoning_tokens = 0}});
   response.add(provider_event::Finish{StopReason::kEnd, "stop"});
   h.provider.push(std::move(response));
   h.start();
@@ -815,8 +817,9 @@ TEST(TurnLoopTest, WaitToolReportsProgressOnTheEngineSchedulerAndCompletes) {
   h.start();
   ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.scheduler = &h.engine->scheduler()}));
   std::string thread = h.create_thread();
-  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "wait two seconds"}}).type, "command.ack");
-  ASSERT_TRUE(h.clock.wait_scheduled(2));  // the call's time budget and the wait's first second
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "wait two seconds"}}).type,
+            "command.ack");
+  ASSERT_TRUE(h.clock.wait_scheduled(2));    // the call's time budget and the wait's first second
   h.clock.advance(std::chrono::seconds(2));  // each second ticks; in no real time
   EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
   bool progressed = false;
@@ -862,7 +865,9 @@ TEST(TurnLoopTest, ASubmitSentOnTurnCompleteIsNeverRefusedAsBusy) {
     if (event.type != "turn.complete" || event.thread_id != thread) return;
     const int next = submitted.fetch_add(1);
     if (next >= kTurns) return;
-    h.transport->send(Op{"turn.submit", "chain-client", "chain-" + std::to_string(next),
+    h.transport->send(Op{"turn.submit",
+                         "chain-client",
+                         "chain-" + std::to_string(next),
                          {{"threadId", thread}, {"input", "again"}}});
   });
   h.send("turn.submit", {{"threadId", thread}, {"input", "first"}});

@@ -183,10 +183,11 @@ asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::
   // Tools are off (the breaker) and the reply that was to be the last still asks for tools: its calls get
   // "not run" results and the turn fails with turn.tools_disabled ("tool_use" is not an ending).
   if (final && turn_.tools_off && !calls.empty()) {
-    commit.tools_refused = Error(codes::kTurnToolsDisabled,
-                                 "tools were disabled after " + std::to_string(turn_.run.failure_streak) +
-                                     " failed tool calls in a row, and the model's final reply asked for " +
-                                     std::to_string(calls.size()) + " tool call(s) instead of answering; none was run");
+    commit.tools_refused =
+        Error(codes::kTurnToolsDisabled,
+              "tools were disabled after " + std::to_string(turn_.run.failure_streak) +
+                  " failed tool calls in a row, and the model's final reply asked for " +
+                  std::to_string(calls.size()) + " tool call(s) instead of answering; none was run");
   }
   // The first call is decided now, so that when it must be recorded as dispatched before it runs, that
   // record commits with the message that made the call: one sync fewer for a write.
@@ -199,10 +200,11 @@ asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::
                 : final              ? RunState::kCompleted
                 : runs_tools         ? RunState::kExecutingTool
                                      : RunState::kStreamingModel;
-  auto encoded = encode_assistant_message(AssistantMessageBody{.content = response.content,
-                                                               .stop_reason = assistant_reason(response.stop_reason),
-                                                               .provider_stop_reason = response.provider_stop_reason,
-                                                               .usage = usage_json(response.usage)});
+  auto encoded =
+      encode_assistant_message(AssistantMessageBody{.content = response.content,
+                                                    .stop_reason = assistant_reason(response.stop_reason),
+                                                    .provider_stop_reason = response.provider_stop_reason,
+                                                    .usage = usage_json(response.usage)});
   if (!encoded) {
     co_await ending_.end_turn(Ending::failed(encoded.error()));
     co_return false;
@@ -211,11 +213,12 @@ asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::
   Result<Events> written = journal_.commit_reply(commit);
   if (!turn_.publish_committed(std::move(written))) co_return false;
   if (commit.tools_refused || final) {
-    events::TurnEnd end{.turn_id = turn_.run.turn_id,
-                        .run_id = turn_.run.id,
-                        .stop_reason = commit.tools_refused ? "error" : std::string(to_string(response.stop_reason)),
-                        .provider_stop_reason = response.provider_stop_reason,
-                        .error = commit.tools_refused};
+    events::TurnEnd end{
+        .turn_id = turn_.run.turn_id,
+        .run_id = turn_.run.id,
+        .stop_reason = commit.tools_refused ? "error" : std::string(to_string(response.stop_reason)),
+        .provider_stop_reason = response.provider_stop_reason,
+        .error = commit.tools_refused};
     // max_tokens and content_filter: the UI says the reply may be incomplete.
     end.may_be_incomplete = !commit.tools_refused && (response.stop_reason == StopReason::kMaxTokens ||
                                                       response.stop_reason == StopReason::kContentFilter);
@@ -229,7 +232,8 @@ asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::
     // passed to a coroutine twice.
     std::optional<CallDecision> decided;
     if (i == 0) decided = first_decision;
-    const bool ran = co_await waits_.run_call(calls[i], more_after, std::move(decided), i == 0 && dispatch_first);
+    const bool ran =
+        co_await waits_.run_call(calls[i], more_after, std::move(decided), i == 0 && dispatch_first);
     if (!ran) co_return false;
   }
   co_return true;
@@ -261,14 +265,17 @@ void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> ac
       }
       const Error error(codes::kInternal, "the turn stopped on an unexpected error while ending: " + what);
       const RunRecord& last = runner->last_run();
-      actor->mark_stranded(Error(codes::kTurnUnpersisted, "turn " + last.turn_id + " could not record its end (" +
-                                                                 error.to_string() +
-                                                                 "); the thread takes no new "
-                                                                 "work until keel restarts and recovers the run"));
+      actor->mark_stranded(Error(codes::kTurnUnpersisted,
+                                 "turn " + last.turn_id + " could not record its end (" + error.to_string() +
+                                     "); the thread takes no new "
+                                     "work until keel restarts and recovers the run"));
       events::Event updated = events::run_unpersisted(last, error);
       engine.publish(std::move(updated.type), actor->thread_id, std::move(updated.payload));
-      events::Event complete = events::turn_complete(
-          {.turn_id = last.turn_id, .run_id = last.id, .stop_reason = "error", .error = error, .unpersisted = true});
+      events::Event complete = events::turn_complete({.turn_id = last.turn_id,
+                                                      .run_id = last.id,
+                                                      .stop_reason = "error",
+                                                      .error = error,
+                                                      .unpersisted = true});
       engine.publish(std::move(complete.type), actor->thread_id, std::move(complete.payload));
     }
     engine.turn_finished(actor, runner->last_run().state);

@@ -38,9 +38,11 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // withdrawn; the runner first finishes the calls of its last response, then goes on with the loop.
   // `generation`: the tool registry generation the caller already took (recovery, a held wait), which the
   // runner verifies the run's environment against and binds its tools from; null = the current one.
-  TurnRunner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel,
-             bool continuing, std::shared_ptr<const ToolRegistryGeneration> generation)
-      : turn_(engine, std::move(actor), std::move(run), std::move(cancel), continuing, std::move(generation)) {}
+  TurnRunner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> actor, RunRecord run,
+             CancellationToken cancel, bool continuing,
+             std::shared_ptr<const ToolRegistryGeneration> generation)
+      : turn_(engine, std::move(actor), std::move(run), std::move(cancel), continuing,
+              std::move(generation)) {}
   TurnRunner(const TurnRunner&) = delete;
   TurnRunner& operator=(const TurnRunner&) = delete;
 
@@ -50,7 +52,8 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   boost::asio::awaitable<void> run();
   // The run as this runner last wrote it.
   const RunRecord& last_run() const { return turn_.run; }
-  // Publishes what the outbox holds; run() does so before every suspension, the completion handler at the end.
+  // Publishes what the outbox holds; run() does so before every suspension, the completion handler at the
+  // end.
   void flush_events() { turn_.flush_events(); }
 
  private:
@@ -63,7 +66,8 @@ class TurnRunner : public std::enable_shared_from_this<TurnRunner> {
   // and most often finds it empty).
   bool has_pending_steers();
   // The reply committed with what it moves; then the turn completes, asks again, or runs its calls.
-  boost::asio::awaitable<bool> settle_reply(AssembledResponse response, std::string assistant_id, TokenUsage used);
+  boost::asio::awaitable<bool> settle_reply(AssembledResponse response, std::string assistant_id,
+                                            TokenUsage used);
 
   // Loads the run's environment; a continuing run's is verified against the current transport and tools
   // first (spec §5). Errors end the run as failed, with the reason.

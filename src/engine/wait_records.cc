@@ -73,21 +73,21 @@ json preview_json(const CallPreview& preview) {
 json approval_request_json(const ApprovalSubject& subject) {
   const ToolDescriptor& d = *subject.descriptor;
   json request = {{"toolCallId", subject.tool_call_id},
-          {"callNodeId", subject.call_node_id},
-          {"tool",
-           {{"name", d.name},
-            {"label", d.label},
-            {"effects", to_string(d.effects)},
-            {"level", to_string(d.level)},
-            {"trust", to_string(d.trust)},
-            {"provenance", to_string(d.provenance)},
-            {"server", d.binding.server},
-            {"digest", d.digest}}},
-          {"arguments", *subject.arguments},
-          {"target", target_json(subject.target)},
-          {"reason", subject.verdict.reason},
-          {"ruleVersion", subject.verdict.rule_version},
-          {"offers", approval_offers(subject.verdict)}};
+                  {"callNodeId", subject.call_node_id},
+                  {"tool",
+                   {{"name", d.name},
+                    {"label", d.label},
+                    {"effects", to_string(d.effects)},
+                    {"level", to_string(d.level)},
+                    {"trust", to_string(d.trust)},
+                    {"provenance", to_string(d.provenance)},
+                    {"server", d.binding.server},
+                    {"digest", d.digest}}},
+                  {"arguments", *subject.arguments},
+                  {"target", target_json(subject.target)},
+                  {"reason", subject.verdict.reason},
+                  {"ruleVersion", subject.verdict.rule_version},
+                  {"offers", approval_offers(subject.verdict)}};
   if (subject.preview) request["preview"] = preview_json(*subject.preview);
   if (subject.verdict.offers_accept_for_site && subject.verdict.site_rule_offer.is_object()) {
     request["remember"] = subject.verdict.site_rule_offer;

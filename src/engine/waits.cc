@@ -34,8 +34,8 @@ Result<json> approval_payload(const json& params) {
   json payload = {{"decision", decision}};
   // acceptForSite's lifetime: how long the remembered decision holds (docs/policy.md).
   if (const auto remember = params.find("remember"); remember != params.end() && !remember->is_null()) {
-    const bool known = remember->is_string() && (*remember == "turn" || *remember == "session" ||
-                                                 *remember == "untilRevoked");
+    const bool known = remember->is_string() &&
+                       (*remember == "turn" || *remember == "session" || *remember == "untilRevoked");
     if (!known || decision != "acceptForSite") {
       return fail(codes::kInvalidArgument,
                   "'remember' goes with acceptForSite and is turn, session or untilRevoked");
@@ -125,8 +125,12 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
     if (decision == "acceptForSite") {
       const ToolDescriptor descriptor = approved_descriptor(approval.request);
       const json arguments = approval.request.value("arguments", json::object());
-      GateRequest request{thread_id, approval.tool_call_id, &descriptor, &arguments,
-                          target_from_json(approval.request.value("target", json::object())), run.turn_id};
+      GateRequest request{thread_id,
+                          approval.tool_call_id,
+                          &descriptor,
+                          &arguments,
+                          target_from_json(approval.request.value("target", json::object())),
+                          run.turn_id};
       const json offer = approval.request.value("remember", json(nullptr));
       rule = KEEL_TRY(
           c_.gatekeeper.write_site_rule(tx, request, offer, payload.value("remember", std::string())));
@@ -219,8 +223,7 @@ void Waits::arm_timer(const std::shared_ptr<ThreadActor>& actor, const Interacti
   }));
 }
 
-void Waits::fire_timer(const std::shared_ptr<ThreadActor>& actor,
-                                  const std::string& interaction_id) {
+void Waits::fire_timer(const std::shared_ptr<ThreadActor>& actor, const std::string& interaction_id) {
   if (!actor->holds(interaction_id) || c_.launcher.stopping()) return;
   auto fired = c_.writer.write([&](Transaction& tx) -> Result<RunRecord> {
     InteractionRecord timer = KEEL_TRY(c_.interactions.get_interaction(tx, interaction_id));
@@ -243,7 +246,7 @@ void Waits::fire_timer(const std::shared_ptr<ThreadActor>& actor,
   }
   c_.replies.publish_event(actor->thread_id, events::run_updated(*fired));
   c_.replies.publish("interaction.resolved", actor->thread_id,
-          {{"interactionId", interaction_id}, {"runId", fired->id}, {"fired", true}});
+                     {{"interactionId", interaction_id}, {"runId", fired->id}, {"fired", true}});
   continue_held(actor);
 }
 

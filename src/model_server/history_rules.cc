@@ -8,7 +8,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string at(const char* list, size_t index) { return std::string(list) + "[" + std::to_string(index) + "]"; }
+std::string at(const char* list, size_t index) {
+  return std::string(list) + "[" + std::to_string(index) + "]";
+}
 
 std::string string_field(const json& object, const char* key) {
   if (!object.is_object()) return "";
@@ -46,12 +48,14 @@ std::optional<std::string> chat(const json& body) {
     }
     if (!open.empty()) {
       return "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-             "'tool_call_id'. " + at("messages", opened_at) + " has calls without a response before " +
-             at("messages", i) + ": " + ids_of(open);
+             "'tool_call_id'. " +
+             at("messages", opened_at) + " has calls without a response before " + at("messages", i) + ": " +
+             ids_of(open);
     }
     if (role != "assistant") continue;
     const json* calls = array_field(message, "tool_calls");
-    const bool has_content = message.is_object() && message.contains("content") && !message["content"].is_null();
+    const bool has_content =
+        message.is_object() && message.contains("content") && !message["content"].is_null();
     if (!has_content && (calls == nullptr || calls->empty())) {
       return at("messages", i) + ": an assistant message must have 'content' or 'tool_calls'";
     }
@@ -61,7 +65,8 @@ std::optional<std::string> chat(const json& body) {
   }
   if (!open.empty()) {
     return "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-           "'tool_call_id'. " + at("messages", opened_at) + " has calls without a response: " + ids_of(open);
+           "'tool_call_id'. " +
+           at("messages", opened_at) + " has calls without a response: " + ids_of(open);
   }
   return std::nullopt;
 }
@@ -109,8 +114,8 @@ std::optional<std::string> anthropic(const json& body) {
     if (role != "user" && role != "assistant") return at("messages", i) + ": role must be user or assistant";
     if (i == 0 && role != "user") return "messages: the first message must use the \"user\" role";
     if (i > 0 && string_field((*messages)[i - 1], "role") == role) {
-      return "messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"" + role +
-             "\" roles in a row at " + at("messages", i);
+      return "messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"" +
+             role + "\" roles in a row at " + at("messages", i);
     }
     std::vector<json> blocks;
     if (message.is_object() && message.contains("content") && message["content"].is_string()) {
@@ -138,7 +143,8 @@ std::optional<std::string> anthropic(const json& body) {
         const std::string id = string_field(blocks[b], "tool_use_id");
         if (!uses.contains(id) || !answered.insert(id).second) {
           return where + ": unexpected `tool_use_id` found in `tool_result` blocks: " + id +
-                 ". Each `tool_result` block must have a corresponding `tool_use` block in the previous message.";
+                 ". Each `tool_result` block must have a corresponding `tool_use` block in the previous "
+                 "message.";
         }
       } else {
         past_results = true;
@@ -148,7 +154,8 @@ std::optional<std::string> anthropic(const json& body) {
       std::set<std::string> missing;
       for (const std::string& id : uses)
         if (!answered.contains(id)) missing.insert(id);
-      return at("messages", i) + ": `tool_use` ids were found without `tool_result` blocks immediately after: " +
+      return at("messages", i) +
+             ": `tool_use` ids were found without `tool_result` blocks immediately after: " +
              ids_of(missing) + ". Each `tool_use` block (" + at("messages", uses_at) +
              ") must have a corresponding `tool_result` block in the next message.";
     }

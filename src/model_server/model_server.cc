@@ -6,6 +6,7 @@
 // is touched only on the I/O thread.
 #include "model_server/model_server.h"
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -17,7 +18,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <array>
 #include <map>
 #include <mutex>
 #include <thread>

@@ -141,8 +141,8 @@ std::shared_ptr<const PolicyState> PolicyGatekeeper::snapshot() const {
 
 GateVerdict PolicyGatekeeper::check(const GateRequest& request) { return decide(*snapshot(), request); }
 
-Result<json> PolicyGatekeeper::write_site_rule(Transaction& tx, const GateRequest& request,
-                                              const json& offer, std::string_view lifetime) {
+Result<json> PolicyGatekeeper::write_site_rule(Transaction& tx, const GateRequest& request, const json& offer,
+                                               std::string_view lifetime) {
   const std::string& tool = request.descriptor->name;
   if (!is_valid_tool_name(tool))
     return fail(codes::kPolicyBadRule, "no rule can name the tool '" + tool + "'");
@@ -161,8 +161,9 @@ Result<json> PolicyGatekeeper::write_site_rule(Transaction& tx, const GateReques
                                               : std::string(lifetime);
   const std::optional<RuleLifetime> parsed = parse_rule_lifetime(chosen);
   if (!parsed) {
-    return fail(codes::kPolicyBadRule,
-                "a remembered decision lasts for the turn, the session or until revoked, not '" + chosen + "'");
+    return fail(
+        codes::kPolicyBadRule,
+        "a remembered decision lasts for the turn, the session or until revoked, not '" + chosen + "'");
   }
   spec.bounds.lifetime = *parsed;
   if (*parsed != RuleLifetime::kUntilRevoked) spec.bounds.session_id = state->session_id;

@@ -85,7 +85,8 @@ class PolicyGatekeeperTest : public testing::StoreTest {
     return change["rule"];
   }
 
-  Kind write_verdict(PolicyGatekeeper& gate, const std::string& thread_id, const std::string& turn_id = "turn-1") {
+  Kind write_verdict(PolicyGatekeeper& gate, const std::string& thread_id,
+                     const std::string& turn_id = "turn-1") {
     GateRequest request{thread_id, "call-2", &file_write_, &arguments_, ToolTarget{.path = "b.txt"}, turn_id};
     return gate.check(request).kind;
   }

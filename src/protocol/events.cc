@@ -88,7 +88,8 @@ Event token_usage(const RunRecord& run, const StepUsage& usage) {
 }
 
 Event thread_titled(const ThreadRecord& thread) {
-  return {"thread.updated", {{"threadId", thread.id}, {"title", thread.title}, {"revision", thread.revision}}};
+  return {"thread.updated",
+          {{"threadId", thread.id}, {"title", thread.title}, {"revision", thread.revision}}};
 }
 
 }  // namespace keel::events

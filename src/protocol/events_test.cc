@@ -14,7 +14,8 @@ namespace {
 using nlohmann::json;
 
 json schema_definition(const std::string& type) {
-  std::ifstream in(std::filesystem::path(KEEL_SOURCE_DIR) / "docs" / "protocol" / "keel-protocol-v1.schema.json");
+  std::ifstream in(std::filesystem::path(KEEL_SOURCE_DIR) / "docs" / "protocol" /
+                   "keel-protocol-v1.schema.json");
   std::stringstream text;
   text << in.rdbuf();
   return json::parse(text.str()).at("definitions").at("event." + type);

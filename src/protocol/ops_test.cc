@@ -30,8 +30,9 @@ TEST(OpsTest, OnlyEnqueueInterruptTheResponsesAndPolicyReachAWaitingThread) {
       if (spec.allowed_while_waiting) allowed.insert(spec.name);
     }
   }
-  EXPECT_EQ(allowed, (std::set<std::string_view>{"turn.enqueue", "turn.input", "turn.interrupt", "approval.response",
-                                                 "interaction.response", "queue.update", "queue.remove"}));
+  EXPECT_EQ(allowed,
+            (std::set<std::string_view>{"turn.enqueue", "turn.input", "turn.interrupt", "approval.response",
+                                        "interaction.response", "queue.update", "queue.remove"}));
   for (const OpSpec& spec : all_ops()) {
     if (spec.name.starts_with("policy.")) {
       EXPECT_TRUE(spec.allowed_while_waiting) << spec.name;

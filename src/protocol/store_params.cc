@@ -26,7 +26,8 @@ Result<std::optional<std::string>> optional_string(const json& params, const cha
 Result<std::optional<int64_t>> optional_integer(const json& params, const char* key) {
   auto it = params.find(key);
   if (it == params.end() || it->is_null()) return std::optional<int64_t>();
-  if (!it->is_number_integer()) return fail(codes::kInvalidArgument, std::string("'") + key + "' must be an integer");
+  if (!it->is_number_integer())
+    return fail(codes::kInvalidArgument, std::string("'") + key + "' must be an integer");
   return std::optional<int64_t>(it->get<int64_t>());
 }
 

@@ -50,8 +50,9 @@ struct QueueRemoveParams {
   std::string item_id;
 };
 
-using StoreCommand = std::variant<ThreadCreateParams, ThreadDeleteParams, ThreadForkParams, ThreadSelectBranchParams,
-                                  TurnEnqueueParams, QueueUpdateParams, QueueRemoveParams>;
+using StoreCommand =
+    std::variant<ThreadCreateParams, ThreadDeleteParams, ThreadForkParams, ThreadSelectBranchParams,
+                 TurnEnqueueParams, QueueUpdateParams, QueueRemoveParams>;
 
 // The op a decoded command answers as (its receipt's command type).
 OpKind kind_of(const StoreCommand& command);

@@ -18,8 +18,8 @@ TEST(StoreParamsTest, DecodesEachStoreCommandIntoItsStruct) {
   EXPECT_FALSE(params.title);
   EXPECT_EQ(kind_of(*fork), OpKind::kThreadFork);
 
-  auto update = decode_store_command(OpKind::kQueueUpdate,
-                                     {{"threadId", "t"}, {"itemId", "i"}, {"input", "x"}, {"expectedRevision", 3}});
+  auto update = decode_store_command(
+      OpKind::kQueueUpdate, {{"threadId", "t"}, {"itemId", "i"}, {"input", "x"}, {"expectedRevision", 3}});
   ASSERT_TRUE(update) << update.error().to_string();
   EXPECT_EQ(std::get<QueueUpdateParams>(*update).expected_revision, 3);
   EXPECT_EQ(std::get<QueueUpdateParams>(*update).input, "x");
@@ -54,8 +54,10 @@ TEST(StoreParamsTest, BadInputIsInvalidArgumentNamingTheMember) {
   ASSERT_FALSE(no_input);
   EXPECT_EQ(no_input.error().message(), "'input' is required");
 
-  EXPECT_EQ(decode_store_command(OpKind::kThreadCreate, json::array()).error().code(), codes::kInvalidArgument);
-  EXPECT_EQ(decode_store_command(OpKind::kTurnSubmit, json::object()).error().code(), codes::kInvalidArgument);
+  EXPECT_EQ(decode_store_command(OpKind::kThreadCreate, json::array()).error().code(),
+            codes::kInvalidArgument);
+  EXPECT_EQ(decode_store_command(OpKind::kTurnSubmit, json::object()).error().code(),
+            codes::kInvalidArgument);
 }
 
 }  // namespace

@@ -42,9 +42,8 @@ class StoreCommands {
   StoreCommands(Store& store, const Clock& clock, IdSource& ids) : store_(store), clock_(clock), ids_(ids) {}
 
   // Runs the command. Returns its (possibly replayed) outcome; fails only with
-  // command.submission_conflict, invalid_argument for a bad client/submission id or a kind that is not a store
-  // command, and
-  // transient store errors (nothing recorded; the same submission may be retried).
+  // command.submission_conflict, invalid_argument for a bad client/submission id or a kind that is not a
+  // store command, and transient store errors (nothing recorded; the same submission may be retried).
   Result<CommandResult> execute(const CommandRequest& request);
   // Applies the command's domain change inside the caller's transaction, without a receipt: for a caller
   // that records the receipt itself under another command type (the engine's turn.input enqueues this

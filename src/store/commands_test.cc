@@ -1,10 +1,10 @@
 // Tests of the §5.1 command units: receipts, replay, drift, rollback, and the commands themselves.
-#include "keel/sqlite_store.h"
 #include "store/commands.h"
 
 #include <gtest/gtest.h>
 
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
 #include "testing/sequential_ids.h"
@@ -19,8 +19,8 @@ using nlohmann::json;
 class CommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto opened = open_sqlite_store(
-        SqliteStoreOptions{.path = dir_.file("keel.db"), .synchronous = Synchronous::kOff, .fail_points = &fail_points_});
+    auto opened = open_sqlite_store(SqliteStoreOptions{
+        .path = dir_.file("keel.db"), .synchronous = Synchronous::kOff, .fail_points = &fail_points_});
     ASSERT_TRUE(opened) << opened.error().to_string();
     store_ = std::move(opened).value();
     commands_ = std::make_unique<StoreCommands>(*store_, clock_, ids_);
@@ -29,7 +29,8 @@ class CommandsTest : public ::testing::Test {
   CommandResult run(const std::string& submission, const std::string& type, json payload) {
     const protocol::OpSpec* op = protocol::find_op(type);
     EXPECT_NE(op, nullptr) << type;
-    auto result = commands_->execute({"client-a", submission, op ? op->kind : protocol::OpKind::kInitialize, std::move(payload)});
+    auto result = commands_->execute(
+        {"client-a", submission, op ? op->kind : protocol::OpKind::kInitialize, std::move(payload)});
     EXPECT_TRUE(result) << result.error().to_string();
     return result ? *result : CommandResult{};
   }
@@ -46,14 +47,16 @@ class CommandsTest : public ::testing::Test {
     return (*row)->integer(0);
   }
 
-  NodeRecord append(const std::string& thread_id, NodeKind kind, std::optional<std::string> parent = std::nullopt) {
+  NodeRecord append(const std::string& thread_id, NodeKind kind,
+                    std::optional<std::string> parent = std::nullopt) {
     ThreadRepository threads(clock_);
     auto tx = store_->begin(TxMode::kWrite);
     EXPECT_TRUE(tx);
     json body = json::object();
     if (kind == NodeKind::kUserMessage || kind == NodeKind::kAssistantMessage) {
       body = {{"content", json::array({{{"type", "text"}, {"text", "x"}}})}};
-      if (kind == NodeKind::kAssistantMessage) body["stopReason"] = "end", body["providerStopReason"] = "stop";
+      if (kind == NodeKind::kAssistantMessage)
+        body["stopReason"] = "end", body["providerStopReason"] = "stop";
     }
     auto node = threads.append(**tx, {ids_.next_id(), thread_id, kind, body, std::nullopt, parent});
     EXPECT_TRUE(node) << node.error().to_string();
@@ -99,7 +102,8 @@ TEST_F(CommandsTest, DuplicateIsReplayedAfterTheStoreIsReopened) {
 
 TEST_F(CommandsTest, SameSubmissionIdWithADifferentPayloadIsRejectedAsConflict) {
   run("s1", "thread.create", {{"title", "Trip"}});
-  auto drifted = commands_->execute({"client-a", "s1", protocol::OpKind::kThreadCreate, {{"title", "Other"}}});
+  auto drifted =
+      commands_->execute({"client-a", "s1", protocol::OpKind::kThreadCreate, {{"title", "Other"}}});
   ASSERT_FALSE(drifted);
   EXPECT_EQ(drifted.error().code(), codes::kSubmissionConflict);
   EXPECT_EQ(count("SELECT count(*) FROM threads"), 1);
@@ -107,7 +111,8 @@ TEST_F(CommandsTest, SameSubmissionIdWithADifferentPayloadIsRejectedAsConflict) 
 
 TEST_F(CommandsTest, SameSubmissionIdForAnotherCommandTypeIsRejectedAsConflict) {
   std::string thread_id = create_thread("s1");
-  auto drifted = commands_->execute({"client-a", "s1", protocol::OpKind::kThreadDelete, {{"threadId", thread_id}}});
+  auto drifted =
+      commands_->execute({"client-a", "s1", protocol::OpKind::kThreadDelete, {{"threadId", thread_id}}});
   ASSERT_FALSE(drifted);
   EXPECT_EQ(drifted.error().code(), codes::kSubmissionConflict);
 }
@@ -132,13 +137,18 @@ TEST_F(CommandsTest, FingerprintExcludesTransportIdentityAndKeyOrder) {
 }
 
 TEST_F(CommandsTest, EmptyOrOverlongIdsAreInvalidArguments) {
-  EXPECT_EQ(commands_->execute({"", "s", protocol::OpKind::kThreadCreate, json::object()}).error().code(), codes::kInvalidArgument);
-  EXPECT_EQ(commands_->execute({"c", "", protocol::OpKind::kThreadCreate, json::object()}).error().code(), codes::kInvalidArgument);
-  EXPECT_EQ(commands_->execute({"c", std::string(kMaxCommandIdBytes + 1, 'x'), protocol::OpKind::kThreadCreate, json::object()})
+  EXPECT_EQ(commands_->execute({"", "s", protocol::OpKind::kThreadCreate, json::object()}).error().code(),
+            codes::kInvalidArgument);
+  EXPECT_EQ(commands_->execute({"c", "", protocol::OpKind::kThreadCreate, json::object()}).error().code(),
+            codes::kInvalidArgument);
+  EXPECT_EQ(commands_
+                ->execute({"c", std::string(kMaxCommandIdBytes + 1, 'x'), protocol::OpKind::kThreadCreate,
+                           json::object()})
                 .error()
                 .code(),
             codes::kInvalidArgument);
-  EXPECT_EQ(commands_->execute({"c", "s", protocol::OpKind::kTurnSubmit, json::object()}).error().code(), codes::kInvalidArgument);
+  EXPECT_EQ(commands_->execute({"c", "s", protocol::OpKind::kTurnSubmit, json::object()}).error().code(),
+            codes::kInvalidArgument);
   EXPECT_EQ(count("SELECT count(*) FROM receipts"), 0);
 }
 
@@ -217,7 +227,8 @@ TEST_F(CommandsTest, SelectBranchMovesTheLeafAndRefusesAStaleRevision) {
                             {{"threadId", thread_id}, {"leafNodeId", first.id}, {"expectedRevision", 1}});
   ASSERT_FALSE(stale.outcome.accepted);
   EXPECT_EQ(stale.outcome.rejection->code(), codes::kRevisionConflict);
-  CommandResult selected = run("s-sel", "thread.selectBranch", {{"threadId", thread_id}, {"leafNodeId", first.id}});
+  CommandResult selected =
+      run("s-sel", "thread.selectBranch", {{"threadId", thread_id}, {"leafNodeId", first.id}});
   ASSERT_TRUE(selected.outcome.accepted) << selected.outcome.to_json().dump();
   auto tx = store_->begin(TxMode::kRead);
   ThreadRepository threads(clock_);
@@ -229,14 +240,16 @@ TEST_F(CommandsTest, SelectBranchToANodeWithChildrenIsRejected) {
   std::string thread_id = create_thread();
   NodeRecord root = append(thread_id, NodeKind::kTurnContext);
   append(thread_id, NodeKind::kUserMessage);
-  CommandResult rejected = run("s-sel", "thread.selectBranch", {{"threadId", thread_id}, {"leafNodeId", root.id}});
+  CommandResult rejected =
+      run("s-sel", "thread.selectBranch", {{"threadId", thread_id}, {"leafNodeId", root.id}});
   EXPECT_EQ(rejected.outcome.rejection->code(), codes::kNodeNotLeaf);
 }
 
 TEST_F(CommandsTest, NinthEnqueueIsRejectedAndTheRejectionReplays) {
   std::string thread_id = create_thread();
   for (int i = 0; i < 8; ++i) {
-    CommandResult queued = run("s-q" + std::to_string(i), "turn.enqueue", {{"threadId", thread_id}, {"input", i}});
+    CommandResult queued =
+        run("s-q" + std::to_string(i), "turn.enqueue", {{"threadId", thread_id}, {"input", i}});
     ASSERT_TRUE(queued.outcome.accepted) << queued.outcome.to_json().dump();
     EXPECT_EQ(queued.outcome.result["queueLength"], i + 1);
   }
@@ -246,7 +259,8 @@ TEST_F(CommandsTest, NinthEnqueueIsRejectedAndTheRejectionReplays) {
   EXPECT_EQ(count("SELECT count(*) FROM run_queue"), 8);
   // Even after a slot frees up, the same submission replays its rejection: one submission, one answer.
   std::string first_item = run("s-q0", "turn.enqueue", {{"threadId", thread_id}, {"input", 0}})
-                               .outcome.result["itemId"].get<std::string>();
+                               .outcome.result["itemId"]
+                               .get<std::string>();
   run("s-rm", "queue.remove", {{"threadId", thread_id}, {"itemId", first_item}});
   CommandResult replay = run("s-q9", "turn.enqueue", {{"threadId", thread_id}, {"input", 9}});
   EXPECT_TRUE(replay.replayed);

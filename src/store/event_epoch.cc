@@ -8,13 +8,15 @@
 namespace keel {
 
 Result<uint64_t> stored_event_epoch(Transaction& tx) {
-  auto row = KEEL_TRY(tx.query_one("SELECT value FROM settings WHERE key = ?", {std::string(kEventEpochKey)}));
+  auto row =
+      KEEL_TRY(tx.query_one("SELECT value FROM settings WHERE key = ?", {std::string(kEventEpochKey)}));
   if (!row) return uint64_t{0};
   const std::string text = row->text(0);
   uint64_t epoch = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), epoch);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return fail(codes::kStoreDecode, std::string("settings row ") + kEventEpochKey + " is not an epoch: " + text);
+    return fail(codes::kStoreDecode,
+                std::string("settings row ") + kEventEpochKey + " is not an epoch: " + text);
   }
   return epoch;
 }

@@ -1,4 +1,3 @@
-#include "keel/sqlite_store.h"
 #include "store/event_epoch.h"
 
 #include <gtest/gtest.h>
@@ -6,6 +5,7 @@
 #include <memory>
 
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "testing/manual_clock.h"
 #include "testing/temp_dir.h"
 
@@ -17,7 +17,8 @@ class EventEpochTest : public ::testing::Test {
   void SetUp() override { reopen(); }
   void reopen() {
     store_.reset();
-    auto store = open_sqlite_store(SqliteStoreOptions{.path = dir_.file("e.db"), .synchronous = Synchronous::kOff});
+    auto store =
+        open_sqlite_store(SqliteStoreOptions{.path = dir_.file("e.db"), .synchronous = Synchronous::kOff});
     ASSERT_TRUE(store) << store.error().to_string();
     store_ = std::move(*store);
   }

@@ -18,8 +18,8 @@ Result<std::string> encode_json_column(const nlohmann::json& value, size_t max_b
 Result<nlohmann::json> decode_json_column(const std::string& text, std::string_view what) {
   auto parsed = parse_json(text);
   if (!parsed) {
-    return fail(codes::kStoreDecode,
-                "the stored " + std::string(what) + " is not valid JSON (" + parsed.error().to_string() + ")");
+    return fail(codes::kStoreDecode, "the stored " + std::string(what) + " is not valid JSON (" +
+                                         parsed.error().to_string() + ")");
   }
   return std::move(parsed).value();
 }

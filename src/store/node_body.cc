@@ -65,7 +65,8 @@ Result<std::optional<std::string>> take_optional_string(json& object, std::strin
 }
 
 // A boolean; `fallback` when missing (nullopt: required).
-Result<bool> take_bool(json& object, std::string_view key, std::string_view what, std::optional<bool> fallback) {
+Result<bool> take_bool(json& object, std::string_view key, std::string_view what,
+                       std::optional<bool> fallback) {
   json* value = find_member(object, key);
   if (value == nullptr) {
     if (fallback) return *fallback;
@@ -112,7 +113,8 @@ Result<std::vector<ContentBlock>> blocks_from_json(json&& value, std::string_vie
   blocks.reserve(value.size());
   for (size_t i = 0; i < value.size(); ++i) {
     auto block = block_from_json(std::move(value[i]), "block");
-    if (!block) return fail(block.error().with_context(std::string(what) + ": content[" + std::to_string(i) + "]"));
+    if (!block)
+      return fail(block.error().with_context(std::string(what) + ": content[" + std::to_string(i) + "]"));
     blocks.push_back(std::move(block).value());
   }
   return blocks;
@@ -183,7 +185,8 @@ Result<Message> message_from_json(json&& value, std::string_view what) {
   KEEL_TRY(require_object(value, what));
   Message message;
   const std::string role = KEEL_TRY(take_string(value, "role", what, /*allow_empty=*/false));
-  auto known = std::find_if(kRoles.begin(), kRoles.end(), [&](const auto& entry) { return entry.second == role; });
+  auto known =
+      std::find_if(kRoles.begin(), kRoles.end(), [&](const auto& entry) { return entry.second == role; });
   if (known == kRoles.end()) return decode_error(what, "unknown role \"" + role + "\"");
   message.role = known->first;
   message.content = KEEL_TRY(take_content(value, what));
@@ -267,7 +270,8 @@ Result<json> encode_tool_call(const ToolCallBody& body) {
   if (body.tool_call_id.empty()) return invalid("tool_call", "an empty tool call id");
   if (body.name.empty()) return invalid("tool_call", "an empty tool name");
   if (!body.arguments.is_object()) {
-    return invalid("tool_call", std::string("arguments must be an object, not ") + body.arguments.type_name());
+    return invalid("tool_call",
+                   std::string("arguments must be an object, not ") + body.arguments.type_name());
   }
   if (body.assistant_node_id.empty()) return invalid("tool_call", "an empty assistant node id");
   return json{{"toolCallId", body.tool_call_id},

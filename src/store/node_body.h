@@ -82,7 +82,7 @@ struct AssistantMessageBody {
   static constexpr NodeKind kKind = NodeKind::kAssistantMessage;
   std::vector<ContentBlock> content{};
   AssistantStopReason stop_reason = AssistantStopReason::kEnd;
-  std::string provider_stop_reason{};  // the provider's own word for it ("end_turn", "stop", ...)
+  std::string provider_stop_reason{};     // the provider's own word for it ("end_turn", "stop", ...)
   std::optional<nlohmann::json> usage{};  // an object when present
 
   friend bool operator==(const AssistantMessageBody&, const AssistantMessageBody&) = default;
@@ -116,7 +116,7 @@ struct ToolResultBody {
   std::string tool_call_id{};
   std::vector<ContentBlock> content{};
   bool is_error = false;
-  nlohmann::json details{};  // null when there are none
+  nlohmann::json details{};               // null when there are none
   std::optional<DataSource> untrusted{};  // where untrusted content came from; nullopt for keel's own
 
   friend bool operator==(const ToolResultBody&, const ToolResultBody&) = default;

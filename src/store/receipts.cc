@@ -54,17 +54,18 @@ Result<CommandOutcome> CommandOutcome::from_json(const nlohmann::json& value) {
 }
 
 Result<std::optional<CommandOutcome>> ReceiptRepository::check(Transaction& tx,
-                                                              const CommandTransactionContext& context) {
-  auto row = KEEL_TRY(
-      tx.query_one("SELECT command_type, fingerprint, outcome FROM receipts WHERE client_id = ? AND submission_id = ?",
-                   {context.client_id, context.submission_id}));
+                                                               const CommandTransactionContext& context) {
+  auto row = KEEL_TRY(tx.query_one(
+      "SELECT command_type, fingerprint, outcome FROM receipts WHERE client_id = ? AND submission_id = ?",
+      {context.client_id, context.submission_id}));
   if (!row) return std::optional<CommandOutcome>();
   if (row->text(0) != context.command_type || row->text(1) != context.fingerprint) {
-    return fail(codes::kSubmissionConflict,
-                "submission " + context.submission_id + " of client " + context.client_id + " was already used for " +
-                    (row->text(0) != context.command_type ? "a " + row->text(0) + " command"
-                                                          : "a different " + context.command_type + " payload") +
-                    "; use a new submission id for a new command");
+    return fail(
+        codes::kSubmissionConflict,
+        "submission " + context.submission_id + " of client " + context.client_id + " was already used for " +
+            (row->text(0) != context.command_type ? "a " + row->text(0) + " command"
+                                                  : "a different " + context.command_type + " payload") +
+            "; use a new submission id for a new command");
   }
   nlohmann::json outcome = KEEL_TRY(decode_json_column(row->text(2), "receipt outcome"));
   return std::optional<CommandOutcome>(KEEL_TRY(CommandOutcome::from_json(outcome)));

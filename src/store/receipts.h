@@ -49,7 +49,9 @@ struct CommandOutcome {
   std::optional<Error> rejection;                    // when not accepted
 
   static CommandOutcome accept(nlohmann::json result) { return CommandOutcome{true, std::move(result), {}}; }
-  static CommandOutcome reject(Error error) { return CommandOutcome{false, nlohmann::json::object(), std::move(error)}; }
+  static CommandOutcome reject(Error error) {
+    return CommandOutcome{false, nlohmann::json::object(), std::move(error)};
+  }
   nlohmann::json to_json() const;
   static Result<CommandOutcome> from_json(const nlohmann::json& value);
 };
@@ -66,7 +68,8 @@ class ReceiptRepository {
   // submission id was used with another type or payload.
   Result<std::optional<CommandOutcome>> check(Transaction& tx, const CommandTransactionContext& context);
   // Writes the receipt. Hits the fail point "receipts.insert" first.
-  Result<void> record(Transaction& tx, const CommandTransactionContext& context, const CommandOutcome& outcome);
+  Result<void> record(Transaction& tx, const CommandTransactionContext& context,
+                      const CommandOutcome& outcome);
 
  private:
   const Clock& clock_;

@@ -52,7 +52,8 @@ Result<Enum> parse(const std::array<std::pair<Enum, std::string_view>, N>& table
   for (const auto& [e, name] : table) {
     if (name == text) return e;
   }
-  return fail(codes::kStoreDecode, "unknown " + std::string(what) + " '" + std::string(text) + "' in the store");
+  return fail(codes::kStoreDecode,
+              "unknown " + std::string(what) + " '" + std::string(text) + "' in the store");
 }
 
 }  // namespace

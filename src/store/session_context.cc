@@ -105,7 +105,8 @@ std::optional<size_t> result_position(const std::vector<Message>& messages, cons
   while (owner > 0 && messages[owner - 1].role == Role::kTool) --owner;
   if (owner == 0 || messages[owner - 1].role != Role::kAssistant) return std::nullopt;
   const std::vector<ToolCall>& calls = messages[owner - 1].tool_calls;
-  const bool owns = std::any_of(calls.begin(), calls.end(), [&](const ToolCall& c) { return c.id == call_id; });
+  const bool owns =
+      std::any_of(calls.begin(), calls.end(), [&](const ToolCall& c) { return c.id == call_id; });
   if (!owns) return std::nullopt;
   return at;
 }
@@ -235,8 +236,8 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
       if (!body) return fail(body.error());
       auto owner = position_.find(body->assistant_node_id);
       // (An assistant message before the last compaction is no longer a message of the context.)
-      const bool compacted_away = owner != position_.end() && !replaced_.empty() &&
-                                  owner->second < replaced_.back().path_position;
+      const bool compacted_away =
+          owner != position_.end() && !replaced_.empty() && owner->second < replaced_.back().path_position;
       if (owner == position_.end() || compacted_away ||
           path_[owner->second].contribution != Contribution::kMessage ||
           messages_[path_[owner->second].message_index].role != Role::kAssistant) {
@@ -284,8 +285,10 @@ Result<void> SessionContextBuilder::apply(PendingNode&& node) {
       compacted.reserve(body->tail.size() + 1);
       Message& summary = compacted.emplace_back();
       summary.role = Role::kUser;
-      summary.content.push_back(ContentBlock{.text = "Summary of the earlier conversation, which was compacted to fit "
-                                                     "the context window:\n\n" + body->summary});
+      summary.content.push_back(
+          ContentBlock{.text = "Summary of the earlier conversation, which was compacted to fit "
+                               "the context window:\n\n" +
+                               body->summary});
       summary.source_node_id = id;
       size_t images = 0;
       for (Message& message : body->tail) {

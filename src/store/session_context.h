@@ -13,12 +13,12 @@
 //                         store.decode_failed;
 //   tool_result        -> a Role::kTool message with tool_call_id, is_error and content (details, which
 //                         are for the UI, are dropped); content marked untrusted goes inside a data
-//                         envelope (store/data_envelope.h) whose id derives from the node's id; when user messages (notices, steers) sit between
-//                         its call's assistant message and the results after it and the end, the result goes
-//                         before them, since no provider accepts a user message between an assistant's tool
-//                         calls and their results: older versions persisted the failure breaker's notices
-//                         between the results of parallel calls (A, tc1, tc2, tr1, notice, tr2 ->
-//                         assistant{1, 2}, tool(1), tool(2), user);
+//                         envelope (store/data_envelope.h) whose id derives from the node's id; when user
+//                         messages (notices, steers) sit between its call's assistant message and the results
+//                         after it and the end, the result goes before them, since no provider accepts a user
+//                         message between an assistant's tool calls and their results: older versions
+//                         persisted the failure breaker's notices between the results of parallel calls (A,
+//                         tc1, tc2, tr1, notice, tr2 -> assistant{1, 2}, tool(1), tool(2), user);
 //   notice             -> with forModel, a Role::kUser text message; otherwise nothing;
 //   compaction         -> replaces every message before it by its summary (a Role::kUser text message)
 //                         followed by its kept tail (spec §1, the context window); what follows it appends

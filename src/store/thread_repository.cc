@@ -12,7 +12,8 @@ namespace keel {
 namespace {
 
 constexpr char kThreadColumns[] =
-    "id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, created_at, updated_at, "
+    "id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, created_at, "
+    "updated_at, "
     "deleted, title_given";
 constexpr char kNodeColumns[] = "id, thread_id, parent_id, kind, run_id, seq, body, created_at, digest";
 
@@ -61,14 +62,16 @@ Result<ThreadRecord> ThreadRepository::create(Transaction& tx, std::string id, s
                                               bool title_given) {
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(tx.execute(
-      "INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, "
+      "INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, "
+      "next_node_seq, "
       "created_at, updated_at, deleted, title_given) VALUES (?, ?, NULL, NULL, NULL, 1, 1, ?, ?, 0, ?)",
       {id, title, now, now, int64_t{title_given ? 1 : 0}}));
   return get(tx, id);
 }
 
 Result<ThreadRecord> ThreadRepository::get(Transaction& tx, const std::string& id) {
-  auto row = KEEL_TRY(tx.query_one(std::string("SELECT ") + kThreadColumns + " FROM threads WHERE id = ?", {id}));
+  auto row =
+      KEEL_TRY(tx.query_one(std::string("SELECT ") + kThreadColumns + " FROM threads WHERE id = ?", {id}));
   if (!row) return fail(codes::kThreadNotFound, "no thread " + id);
   return thread_from_row(*row);
 }
@@ -80,9 +83,10 @@ Result<ThreadRecord> ThreadRepository::get_live(Transaction& tx, const std::stri
 }
 
 Result<std::vector<ThreadRecord>> ThreadRepository::list(Transaction& tx, int64_t limit) {
-  auto rows = KEEL_TRY(tx.query(std::string("SELECT ") + kThreadColumns +
-                                    " FROM threads WHERE deleted = 0 ORDER BY updated_at DESC, id DESC LIMIT ?",
-                                {limit}));
+  auto rows =
+      KEEL_TRY(tx.query(std::string("SELECT ") + kThreadColumns +
+                            " FROM threads WHERE deleted = 0 ORDER BY updated_at DESC, id DESC LIMIT ?",
+                        {limit}));
   std::vector<ThreadRecord> threads;
   threads.reserve(rows.size());
   for (const SqlRow& row : rows) threads.push_back(thread_from_row(row));
@@ -127,7 +131,8 @@ Result<ThreadRecord> ThreadRepository::touch(Transaction& tx, const std::string&
   return bump(tx, thread, thread.leaf_node_id, thread.next_node_seq);
 }
 
-Result<bool> ThreadRepository::contains(Transaction& tx, const ThreadRecord& thread, const std::string& node_id) {
+Result<bool> ThreadRepository::contains(Transaction& tx, const ThreadRecord& thread,
+                                        const std::string& node_id) {
   auto row = KEEL_TRY(tx.query_one("SELECT thread_id FROM nodes WHERE id = ?", {node_id}));
   if (!row) return false;
   if (row->text(0) == thread.id) return true;
@@ -153,20 +158,24 @@ Result<NodeRecord> ThreadRepository::append(Transaction& tx, NewNode node) {
   }
   std::string body = KEEL_TRY(encode_json_column(node.body, kMaxNodeBodyBytes));
   if (auto valid = validate_node_body(node.kind, node.body); !valid) {
-    return fail(codes::kInvalidArgument, "malformed " + std::string(to_string(node.kind)) + " body: " + valid.error().message());
+    return fail(codes::kInvalidArgument,
+                "malformed " + std::string(to_string(node.kind)) + " body: " + valid.error().message());
   }
   const int64_t now = clock_.now_unix_ms();
   const int64_t seq = thread.next_node_seq;
-  std::vector<SqlValue> values = {node.id, thread.id, parent, to_string(node.kind), node.run_id, seq, std::move(body), now};
+  std::vector<SqlValue> values = {node.id,     thread.id, parent,          to_string(node.kind),
+                                  node.run_id, seq,       std::move(body), now};
   values.emplace_back(node_digest(values));
-  KEEL_TRY(tx.execute("INSERT INTO nodes (" + std::string(kNodeColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      values));
+  KEEL_TRY(tx.execute(
+      "INSERT INTO nodes (" + std::string(kNodeColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values));
   KEEL_TRY(bump(tx, thread, node.id, seq + 1));
-  return NodeRecord{std::move(node.id), thread.id, parent, node.kind, node.run_id, seq, std::move(node.body), now};
+  return NodeRecord{std::move(node.id),   thread.id, parent, node.kind, node.run_id, seq,
+                    std::move(node.body), now};
 }
 
 Result<NodeRecord> ThreadRepository::get_node(Transaction& tx, const std::string& node_id) {
-  auto row = KEEL_TRY(tx.query_one("SELECT " + std::string(kNodeColumns) + " FROM nodes WHERE id = ?", {node_id}));
+  auto row =
+      KEEL_TRY(tx.query_one("SELECT " + std::string(kNodeColumns) + " FROM nodes WHERE id = ?", {node_id}));
   if (!row) return fail(codes::kNodeNotFound, "no node " + node_id);
   return node_from_row(*row, node_id);
 }
@@ -198,7 +207,8 @@ Result<std::vector<NodeRecord>> ThreadRepository::path_to(Transaction& tx, const
   std::optional<std::string> cursor = leaf_id;
   while (cursor) {
     if (!seen.insert(*cursor).second) {
-      return fail(codes::kStoreDecode, "the node tree has a cycle at node " + *cursor + "; the store is damaged");
+      return fail(codes::kStoreDecode,
+                  "the node tree has a cycle at node " + *cursor + "; the store is damaged");
     }
     NodeRecord node = KEEL_TRY(get_node(tx, *cursor));
     cursor = node.parent_id;
@@ -209,18 +219,20 @@ Result<std::vector<NodeRecord>> ThreadRepository::path_to(Transaction& tx, const
 }
 
 Result<ThreadRecord> ThreadRepository::fork(Transaction& tx, const std::string& source_id, std::string new_id,
-                                            std::optional<std::string> at_node_id, std::optional<std::string> title) {
+                                            std::optional<std::string> at_node_id,
+                                            std::optional<std::string> title) {
   ThreadRecord source = KEEL_TRY(get_live(tx, source_id));
   std::optional<std::string> at = at_node_id ? at_node_id : source.leaf_node_id;
   if (at_node_id && !KEEL_TRY(contains(tx, source, *at_node_id))) {
     return fail(codes::kNodeNotInThread, "node " + *at_node_id + " is not in thread " + source_id);
   }
   const int64_t now = clock_.now_unix_ms();
-  KEEL_TRY(tx.execute(
-      "INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, "
-      "created_at, updated_at, deleted, title_given) VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0, ?)",
-      {new_id, title.value_or(source.title), at, source.id, at, now, now,
-       int64_t{title.has_value() || source.title_given ? 1 : 0}}));
+  KEEL_TRY(
+      tx.execute("INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, "
+                 "next_node_seq, "
+                 "created_at, updated_at, deleted, title_given) VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0, ?)",
+                 {new_id, title.value_or(source.title), at, source.id, at, now, now,
+                  int64_t{title.has_value() || source.title_given ? 1 : 0}}));
   return get(tx, new_id);
 }
 
@@ -248,7 +260,8 @@ Result<ThreadRecord> ThreadRepository::select_branch(Transaction& tx, const std:
   return bump(tx, thread, leaf_id, thread.next_node_seq);
 }
 
-Result<std::vector<BranchInfo>> ThreadRepository::list_branches(Transaction& tx, const std::string& thread_id) {
+Result<std::vector<BranchInfo>> ThreadRepository::list_branches(Transaction& tx,
+                                                                const std::string& thread_id) {
   ThreadRecord thread = KEEL_TRY(get_live(tx, thread_id));
   auto rows = KEEL_TRY(tx.query(
       "SELECT n.id, n.seq, n.created_at FROM nodes n WHERE n.thread_id = ? AND NOT EXISTS "
@@ -259,7 +272,8 @@ Result<std::vector<BranchInfo>> ThreadRepository::list_branches(Transaction& tx,
     NodeRecord fork_point = KEEL_TRY(get_node(tx, *thread.fork_node_id));
     branches.push_back(BranchInfo{fork_point.id, 0, fork_point.created_at, false});
   }
-  for (const SqlRow& row : rows) branches.push_back(BranchInfo{row.text(0), row.integer(1), row.integer(2), false});
+  for (const SqlRow& row : rows)
+    branches.push_back(BranchInfo{row.text(0), row.integer(1), row.integer(2), false});
   for (BranchInfo& branch : branches) branch.selected = thread.leaf_node_id == branch.leaf_node_id;
   return branches;
 }

@@ -36,9 +36,9 @@ struct NewNode {
 
 struct BranchInfo {
   std::string leaf_node_id;
-  int64_t leaf_seq = 0;           // creation order of the leaf within the thread (0 for an inherited leaf)
+  int64_t leaf_seq = 0;  // creation order of the leaf within the thread (0 for an inherited leaf)
   int64_t leaf_created_at = 0;
-  bool selected = false;          // the thread's current leaf
+  bool selected = false;  // the thread's current leaf
 };
 
 class ThreadRepository {
@@ -69,7 +69,8 @@ class ThreadRepository {
   Result<NodeRecord> append(Transaction& tx, NewNode node);
   Result<NodeRecord> get_node(Transaction& tx, const std::string& node_id);
   // Nodes of the thread itself (not inherited ones), in creation order, with seq > after_seq.
-  Result<std::vector<NodeRecord>> nodes_of(Transaction& tx, const std::string& thread_id, int64_t after_seq = 0);
+  Result<std::vector<NodeRecord>> nodes_of(Transaction& tx, const std::string& thread_id,
+                                           int64_t after_seq = 0);
   // The path from the root to `leaf_id` (root first), crossing into parent threads for forks.
   Result<std::vector<NodeRecord>> path_to(Transaction& tx, const std::string& leaf_id);
 
@@ -78,7 +79,8 @@ class ThreadRepository {
   Result<ThreadRecord> fork(Transaction& tx, const std::string& source_id, std::string new_id,
                             std::optional<std::string> at_node_id, std::optional<std::string> title);
   // Moves the leaf to another leaf of the thread's tree.
-  Result<ThreadRecord> select_branch(Transaction& tx, const std::string& thread_id, const std::string& leaf_id);
+  Result<ThreadRecord> select_branch(Transaction& tx, const std::string& thread_id,
+                                     const std::string& leaf_id);
   // Every leaf of the thread's tree, oldest first.
   Result<std::vector<BranchInfo>> list_branches(Transaction& tx, const std::string& thread_id);
 

@@ -1,4 +1,3 @@
-#include "keel/sqlite_store.h"
 #include "store/thread_repository.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "keel/error_codes.h"
+#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "testing/manual_clock.h"
 #include "testing/temp_dir.h"
@@ -21,8 +21,9 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 
 // NewNode has members without default initializers, which g++ 12 flags in designated initializers.
-NewNode new_node(std::string id, std::string thread, json body, std::optional<std::string> parent = std::nullopt,
-                 NodeKind kind = NodeKind::kNotice, std::optional<std::string> run = std::nullopt) {
+NewNode new_node(std::string id, std::string thread, json body,
+                 std::optional<std::string> parent = std::nullopt, NodeKind kind = NodeKind::kNotice,
+                 std::optional<std::string> run = std::nullopt) {
   NewNode node;
   node.id = std::move(id);
   node.thread_id = std::move(thread);
@@ -36,7 +37,8 @@ NewNode new_node(std::string id, std::string thread, json body, std::optional<st
 class ThreadRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto store = open_sqlite_store(SqliteStoreOptions{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff});
+    auto store =
+        open_sqlite_store(SqliteStoreOptions{.path = dir_.file("t.db"), .synchronous = Synchronous::kOff});
     ASSERT_TRUE(store) << store.error().to_string();
     store_ = std::move(*store);
   }
@@ -442,9 +444,9 @@ TEST_F(ThreadRepositoryTest, Contains) {
   EXPECT_FALSE(*repo_.contains(*tx, t1, "f-n1"));  // the parent does not contain its fork's nodes
   EXPECT_FALSE(*repo_.contains(*tx, t1, "zz"));
   EXPECT_TRUE(*repo_.contains(*tx, f1, "f-n1"));
-  EXPECT_TRUE(*repo_.contains(*tx, f1, "n2"));    // the fork point
-  EXPECT_TRUE(*repo_.contains(*tx, f1, "n1"));    // above it
-  EXPECT_FALSE(*repo_.contains(*tx, f1, "n3"));   // a parent node not on the inherited path
+  EXPECT_TRUE(*repo_.contains(*tx, f1, "n2"));   // the fork point
+  EXPECT_TRUE(*repo_.contains(*tx, f1, "n1"));   // above it
+  EXPECT_FALSE(*repo_.contains(*tx, f1, "n3"));  // a parent node not on the inherited path
 }
 
 TEST_F(ThreadRepositoryTest, SetTitleAndTouchBumpTheRevision) {
@@ -500,7 +502,8 @@ TEST_F(ThreadRepositoryTest, BodyJustUnderTheLimitIsAccepted) {
   // {"text":"xxx..."} is 11 bytes of framing around the string.
   const std::string text(ThreadRepository::kMaxNodeBodyBytes - 11, 'x');
   auto tx = begin();
-  auto node = repo_.append(*tx, new_node("big", "t1", {{"text", text}}, std::nullopt, NodeKind::kTurnContext));
+  auto node =
+      repo_.append(*tx, new_node("big", "t1", {{"text", text}}, std::nullopt, NodeKind::kTurnContext));
   ASSERT_TRUE(node) << node.error().to_string();
   ASSERT_TRUE(tx->commit());
 }
@@ -548,7 +551,8 @@ TEST_F(ThreadRepositoryTest, AutomaticTitlesNeverReplaceAGivenOne) {
   auto named = repo_.set_title(*tx, "untitled", "Fallback");
   ASSERT_TRUE(named) << named.error().to_string();
   EXPECT_EQ(named->title, "Fallback");
-  // A fork with a title of its own keeps it; one without inherits the source's title and whether it was given.
+  // A fork with a title of its own keeps it; one without inherits the source's title and whether it was
+  // given.
   auto fork_titled = repo_.fork(*tx, "untitled", "f1", std::nullopt, std::string("Fork"));
   auto fork_inherits = repo_.fork(*tx, "given", "f2", std::nullopt, std::nullopt);
   ASSERT_TRUE(fork_titled && fork_inherits);

@@ -24,7 +24,8 @@ Result<pid_t> spawn_child(const std::string& program, const std::vector<std::str
 }
 
 Result<pid_t> spawn_child_with_environment(const std::string& program, const std::vector<std::string>& args,
-                                           std::vector<std::string> env, const posix_spawn_file_actions_t* actions) {
+                                           std::vector<std::string> env,
+                                           const posix_spawn_file_actions_t* actions) {
   std::vector<std::string> all_args = {program};
   all_args.insert(all_args.end(), args.begin(), args.end());
   std::vector<char*> argv;

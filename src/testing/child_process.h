@@ -23,7 +23,8 @@ Result<pid_t> spawn_child(const std::string& program, const std::vector<std::str
 // The same with exactly the environment `env` ("NAME=value" entries), for tests that control what the child
 // inherits.
 Result<pid_t> spawn_child_with_environment(const std::string& program, const std::vector<std::string>& args,
-                                           std::vector<std::string> env, const posix_spawn_file_actions_t* actions);
+                                           std::vector<std::string> env,
+                                           const posix_spawn_file_actions_t* actions);
 
 // This process's environment for a keel child under test: without KEEL_* variables and proxy settings, and
 // with XDG_CONFIG_HOME and XDG_DATA_HOME under `home`, so only the test's own files configure the child and

@@ -15,7 +15,10 @@ class ManualClock final : public Clock {
   explicit ManualClock(int64_t start_unix_ms = 1'700'000'000'000) : now_ms_(start_unix_ms) {}
   int64_t now_unix_ms() const override { return now_ms_.load(); }
   std::chrono::steady_clock::time_point steady_now() const override;
-  void advance(std::chrono::milliseconds by) { now_ms_ += by.count(); steady_ms_ += by.count(); }
+  void advance(std::chrono::milliseconds by) {
+    now_ms_ += by.count();
+    steady_ms_ += by.count();
+  }
   void set_unix_ms(int64_t ms) { now_ms_ = ms; }
 
  private:

@@ -216,8 +216,9 @@ CallPreview default_call_preview(const nlohmann::json& params, const ToolTarget&
   each.max_lines = 12;
   each.max_bytes = 1024;
   for (const auto& [name, value] : params.items()) {
-    const std::string text = value.is_string() ? value.get<std::string>()
-                                               : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string text = value.is_string()
+                                 ? value.get<std::string>()
+                                 : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     const bool one_line = text.find('\n') == std::string::npos && text.size() <= each.max_bytes;
     if (one_line) {
       preview.change += name + ": " + valid_utf8_text(text) + "\n";

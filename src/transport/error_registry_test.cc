@@ -42,7 +42,8 @@ bool looks_like_code(const std::string& text) {
   if (text.empty() || text.front() == '.' || text.back() == '.') return false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (c == '.' && text[i - 1] != '.');
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (c == '.' && text[i - 1] != '.');
     if (!ok) return false;
   }
   return true;
@@ -84,7 +85,8 @@ size_t skip_space(const std::string& text, size_t at) {
 void collect_constants(const fs::path& path, std::map<std::string, std::string>& registry) {
   const std::string text = read_file(path);
   for (const std::string opening : {"namespace keel::codes {", "namespace codes {"}) {
-    for (size_t start = text.find(opening); start != std::string::npos; start = text.find(opening, start + 1)) {
+    for (size_t start = text.find(opening); start != std::string::npos;
+         start = text.find(opening, start + 1)) {
       const size_t end = text.find("\n}", start);
       const std::string body = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
       const std::string marker = "inline constexpr char k";
@@ -121,7 +123,8 @@ std::map<std::string, std::set<std::string>> all_char_constants() {
 // The identifier starting at `at` (letters, digits, '_' and '::'), without a leading `codes::`.
 std::string identifier_at(const std::string& text, size_t at) {
   size_t end = at;
-  while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' || text[end] == ':')) {
+  while (end < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' || text[end] == ':')) {
     ++end;
   }
   std::string name = text.substr(at, end - at);
@@ -139,7 +142,8 @@ std::map<std::string, std::string> literal_uses() {
     const std::string text = read_file(path);
     for (const std::string call : {"fail(", "Error("}) {
       for (size_t at = text.find(call); at != std::string::npos; at = text.find(call, at + 1)) {
-        if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
+        if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_'))
+          continue;
         const std::string name = identifier_at(text, skip_space(text, at + call.size()));
         if (name.size() < 2 || name[0] != 'k') continue;
         auto found = constants.find(name);
@@ -181,7 +185,8 @@ std::set<std::string> documented() {
   const size_t section = text.find("\n## Error codes");
   if (section == std::string::npos) return codes;
   const size_t next = text.find("\n## ", section + 1);
-  std::istringstream lines(text.substr(section, next == std::string::npos ? std::string::npos : next - section));
+  std::istringstream lines(
+      text.substr(section, next == std::string::npos ? std::string::npos : next - section));
   std::string line;
   while (std::getline(lines, line)) {
     if (!line.starts_with("| `")) continue;
@@ -211,7 +216,8 @@ TEST(ErrorRegistryTest, TheScanFindsTheCodesItMustFind) {
   EXPECT_GT(codes.size(), 100u);
   const auto uses = literal_uses();
   EXPECT_TRUE(uses.contains("thread.waiting")) << "src/cli/threads_command.cc passes it as a literal";
-  EXPECT_TRUE(uses.contains("host.no_model")) << "src/cli/engine_host.cc passes kNoModel, a constant of keel::cli";
+  EXPECT_TRUE(uses.contains("host.no_model"))
+      << "src/cli/engine_host.cc passes kNoModel, a constant of keel::cli";
 }
 
 TEST(ErrorRegistryTest, EveryCodeUsedInSourceIsRegisteredDocumentedAndInTheSchema) {
@@ -221,8 +227,9 @@ TEST(ErrorRegistryTest, EveryCodeUsedInSourceIsRegisteredDocumentedAndInTheSchem
   ASSERT_FALSE(docs.empty()) << "docs/protocol.md has no \"## Error codes\" table";
   ASSERT_FALSE(schema.empty()) << "the protocol schema has no definitions.errorCode enum";
   for (const auto& [code, file] : literal_uses()) {
-    EXPECT_TRUE(codes.contains(code)) << "code \"" << code << "\" used as a literal in " << file
-                                      << " is not in the registry: add a constant to include/keel/error_codes.h";
+    EXPECT_TRUE(codes.contains(code))
+        << "code \"" << code << "\" used as a literal in " << file
+        << " is not in the registry: add a constant to include/keel/error_codes.h";
   }
   for (const auto& [code, file] : codes) {
     EXPECT_TRUE(docs.contains(code)) << "code \"" << code << "\" (defined in " << file
@@ -240,10 +247,12 @@ TEST(ErrorRegistryTest, EveryCodeUsedInSourceIsRegisteredDocumentedAndInTheSchem
 TEST(ErrorRegistryTest, DocumentedCodesExist) {
   const auto codes = registry();
   for (const std::string& code : documented()) {
-    EXPECT_TRUE(codes.contains(code)) << "docs/protocol.md documents \"" << code << "\", which no header defines";
+    EXPECT_TRUE(codes.contains(code))
+        << "docs/protocol.md documents \"" << code << "\", which no header defines";
   }
   for (const std::string& code : in_schema()) {
-    EXPECT_TRUE(codes.contains(code)) << "the schema's errorCode lists \"" << code << "\", which no header defines";
+    EXPECT_TRUE(codes.contains(code))
+        << "the schema's errorCode lists \"" << code << "\", which no header defines";
   }
 }
 

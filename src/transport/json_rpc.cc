@@ -22,7 +22,8 @@ bool valid_id(const json& id) { return id.is_string() || id.is_number() || id.is
 // Checks one request object; returns the call or the error response it earns.
 std::variant<Call, json> check_request(const json& request) {
   if (!request.is_object())
-    return error_response(nullptr, kInvalidRequest, "a request must be a JSON object", codes::kRpcInvalidRequest);
+    return error_response(nullptr, kInvalidRequest, "a request must be a JSON object",
+                          codes::kRpcInvalidRequest);
   json id = nullptr;
   const bool notification = !request.contains("id");
   if (!notification) {
@@ -54,7 +55,8 @@ std::variant<Call, json> check_request(const json& request) {
   // Every parameter is checked against the protocol's schema here, before the engine sees the op and so
   // before any receipt is written: a wrong value must not be recorded as the submission's answer.
   if (auto checked = check_params(*spec, params); !checked) {
-    return error_response(id, kInvalidParams, "invalid params of '" + name + "': " + checked.error().message(),
+    return error_response(id, kInvalidParams,
+                          "invalid params of '" + name + "': " + checked.error().message(),
                           codes::kRpcInvalidParams);
   }
   Call call;
@@ -77,11 +79,11 @@ std::variant<Call, json> check_request(const json& request) {
 Incoming parse_message(std::string_view text, const Limits& limits) {
   Incoming incoming;
   if (text.size() > limits.max_message_bytes) {
-    incoming.entries.emplace_back(error_response(
-        nullptr, kInvalidRequest,
-        "message of " + std::to_string(text.size()) + " bytes is over the bound of " +
-            std::to_string(limits.max_message_bytes),
-        codes::kRpcMessageTooLarge, {{"maxBytes", limits.max_message_bytes}}));
+    incoming.entries.emplace_back(
+        error_response(nullptr, kInvalidRequest,
+                       "message of " + std::to_string(text.size()) + " bytes is over the bound of " +
+                           std::to_string(limits.max_message_bytes),
+                       codes::kRpcMessageTooLarge, {{"maxBytes", limits.max_message_bytes}}));
     return incoming;
   }
   // keel's one parser for untrusted JSON text: invalid UTF-8 and repeated keys are refused, and nesting is
@@ -93,8 +95,8 @@ Incoming parse_message(std::string_view text, const Limits& limits) {
       incoming.entries.emplace_back(error_response(nullptr, kInvalidRequest, parsed.error().message(),
                                                    codes::kJsonTooDeep, {{"maxDepth", kMaxJsonDepth}}));
     } else {
-      incoming.entries.emplace_back(error_response(nullptr, kParseError, "not JSON: " + parsed.error().message(),
-                                                   codes::kRpcParseError));
+      incoming.entries.emplace_back(error_response(
+          nullptr, kParseError, "not JSON: " + parsed.error().message(), codes::kRpcParseError));
     }
     return incoming;
   }
@@ -109,10 +111,10 @@ Incoming parse_message(std::string_view text, const Limits& limits) {
     return incoming;
   }
   if (message.size() > limits.max_batch) {
-    incoming.entries.emplace_back(error_response(
-        nullptr, kInvalidRequest,
-        "batch of " + std::to_string(message.size()) + " requests; at most " + std::to_string(limits.max_batch),
-        codes::kRpcBatchTooLarge, {{"maxBatch", limits.max_batch}}));
+    incoming.entries.emplace_back(error_response(nullptr, kInvalidRequest,
+                                                 "batch of " + std::to_string(message.size()) +
+                                                     " requests; at most " + std::to_string(limits.max_batch),
+                                                 codes::kRpcBatchTooLarge, {{"maxBatch", limits.max_batch}}));
     return incoming;
   }
   incoming.batch = true;
@@ -120,7 +122,9 @@ Incoming parse_message(std::string_view text, const Limits& limits) {
   return incoming;
 }
 
-bool is_op_method(std::string_view method) { return find_method(method) != nullptr && !is_session_method(method); }
+bool is_op_method(std::string_view method) {
+  return find_method(method) != nullptr && !is_session_method(method);
+}
 
 bool is_session_method(std::string_view method) {
   const protocol::OpSpec* op = protocol::find_op(method);
@@ -138,8 +142,8 @@ std::string bound_client_id(const std::string& principal, const std::optional<st
 
 Op to_op(Call call, const std::string& principal, std::string fallback_submission) {
   std::string client_id = bound_client_id(principal, call.client_id);
-  return Op{std::move(call.method), std::move(client_id), call.submission_id.value_or(std::move(fallback_submission)),
-            std::move(call.params)};
+  return Op{std::move(call.method), std::move(client_id),
+            call.submission_id.value_or(std::move(fallback_submission)), std::move(call.params)};
 }
 
 int rpc_code_for(std::string_view keel_code) {

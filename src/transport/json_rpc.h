@@ -6,9 +6,9 @@
 //   - A request {"jsonrpc":"2.0","id":..,"method":<op>,"params":{clientId?, submissionId?, ...}} becomes an
 //     Op. Its clientId is the connection's principal — the identity the transport established, never a
 //     claim of the message — with the message's clientId, when given, as a name inside it
-//     ("<principal>/<clientId>"): receipts are found per principal (issue 15, point 10). A receipted op (one whose duplicate must replay, not
-//     repeat: turn.submit, turn.steer, approval.response, ...) needs its own submissionId; for the others the
-//     JSON-RPC id serves ("rpc:<connection>:<id>").
+//     ("<principal>/<clientId>"): receipts are found per principal (issue 15, point 10). A receipted op (one
+//     whose duplicate must replay, not repeat: turn.submit, turn.steer, approval.response, ...) needs its own
+//     submissionId; for the others the JSON-RPC id serves ("rpc:<connection>:<id>").
 //   - The op's command.ack becomes the response's `result` (the ack's result, with `replayed: true` added
 //     when the engine replayed a receipt); command.rejected becomes an `error` {code: a JSON-RPC integer,
 //     message, data: {code: keel's dotted code, submissionId, method}}.
@@ -65,7 +65,7 @@ struct Call {
   bool notification = false;
   std::string method;
   protocol::OpKind kind = protocol::OpKind::kInitialize;  // the method's row in the op table
-  nlohmann::json params = nlohmann::json::object();  // without clientId and submissionId
+  nlohmann::json params = nlohmann::json::object();       // without clientId and submissionId
   std::optional<std::string> client_id;
   std::optional<std::string> submission_id;
 };

@@ -82,18 +82,18 @@ TEST(JsonRpcTest, NotJsonIsParseError) {
 }
 
 TEST(JsonRpcTest, InvalidUtf8IsParseError) {
-  const std::string text = std::string(R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":{"x":")") +
-                           "\xff\xfe" + "\"}}";
+  const std::string text =
+      std::string(R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":{"x":")") + "\xff\xfe" + "\"}}";
   EXPECT_EQ(only_error(parse_message(text, {}))["error"]["code"], kParseError);
 }
 
 TEST(JsonRpcTest, InvalidRequestsAreRefused) {
-  for (const char* text : {R"(42)", R"({"id":1,"method":"thread.list"})",
-                           R"({"jsonrpc":"1.0","id":1,"method":"thread.list"})",
-                           R"({"jsonrpc":"2.0","id":{"a":1},"method":"thread.list"})",
-                           R"({"jsonrpc":"2.0","id":[1],"method":"thread.list"})",
-                           R"({"jsonrpc":"2.0","id":true,"method":"thread.list"})",
-                           R"({"jsonrpc":"2.0","id":1,"method":5})", R"([])"}) {
+  for (const char* text :
+       {R"(42)", R"({"id":1,"method":"thread.list"})", R"({"jsonrpc":"1.0","id":1,"method":"thread.list"})",
+        R"({"jsonrpc":"2.0","id":{"a":1},"method":"thread.list"})",
+        R"({"jsonrpc":"2.0","id":[1],"method":"thread.list"})",
+        R"({"jsonrpc":"2.0","id":true,"method":"thread.list"})", R"({"jsonrpc":"2.0","id":1,"method":5})",
+        R"([])"}) {
     EXPECT_EQ(only_error(parse_message(text, {}))["error"]["code"], kInvalidRequest) << text;
   }
 }
@@ -105,13 +105,14 @@ TEST(JsonRpcTest, UnknownMethodIsMethodNotFoundWithItsId) {
 }
 
 TEST(JsonRpcTest, WrongParameterTypesAreInvalidParams) {
-  for (const char* text :
-       {R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":5,"input":"x"}})",
-        R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","input":"x"}})",
-        R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":"t","input":"x","budgetTokens":"many"}})",
-        R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":[1,2]})",
-        R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":{"clientId":3}})",
-        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"subscribe":"yes"}})"}) {
+  for (
+      const char* text :
+      {R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":5,"input":"x"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","input":"x"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":"t","input":"x","budgetTokens":"many"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":[1,2]})",
+       R"({"jsonrpc":"2.0","id":1,"method":"thread.list","params":{"clientId":3}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"subscribe":"yes"}})"}) {
     EXPECT_EQ(only_error(parse_message(text, {}))["error"]["code"], kInvalidParams) << text;
   }
 }
@@ -134,25 +135,27 @@ TEST(JsonRpcTest, NullOptionalParameterIsAbsentBeforeTheEngineSeesIt) {
   EXPECT_FALSE(resume.client_id.has_value());
   // A required parameter is not optional: null is the wrong type.
   EXPECT_EQ(only_error(parse_message(
-                R"({"jsonrpc":"2.0","id":4,"method":"turn.interrupt","params":{"threadId":null}})", {}))["error"]["code"],
+                R"({"jsonrpc":"2.0","id":4,"method":"turn.interrupt","params":{"threadId":null}})",
+                {}))["error"]["code"],
             kInvalidParams);
 }
 
 // Issue 14, point 11: every value is checked against the schema before the engine (and so before a receipt
 // is written): a wrong enum value recorded under the submission id would refuse the corrected retry.
 TEST(JsonRpcTest, EnumValuesBoundsAndShapesAreCheckedAgainstTheSchema) {
-  for (const char* text : {
-           R"({"jsonrpc":"2.0","id":1,"method":"approval.response","params":{"submissionId":"s","threadId":"t","approvalId":"a","decision":"Accept"}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"run.resolveUncertain","params":{"submissionId":"s","threadId":"t","resolution":"later"}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"policy.setMode","params":{"submissionId":"s","mode":"yolo"}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"policy.addRule","params":{"submissionId":"s","scope":"local:","decision":"always"}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"policy.addRule","params":{"submissionId":"s","scope":"local:","decision":"allow","effects":"rw"}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":"t","input":"x","budgetTokens":0}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"run.resume","params":{"threadId":"t","additionalBudgetTokens":-5}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"turn.steer","params":{"submissionId":"s","threadId":"t","expectedTurnId":"u","input":"x","attachments":[{"nodeId":5}]}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"turn.steer","params":{"submissionId":"s","threadId":"t","expectedTurnId":"u","input":"x","attachments":[{"nodeId":"n","runId":"r"}]}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":""}})",
-           R"({"jsonrpc":"2.0","id":1,"method":"session.subscribe","params":{"threadIds":[1]}})"}) {
+  for (
+      const char* text :
+      {R"({"jsonrpc":"2.0","id":1,"method":"approval.response","params":{"submissionId":"s","threadId":"t","approvalId":"a","decision":"Accept"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"run.resolveUncertain","params":{"submissionId":"s","threadId":"t","resolution":"later"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"policy.setMode","params":{"submissionId":"s","mode":"yolo"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"policy.addRule","params":{"submissionId":"s","scope":"local:","decision":"always"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"policy.addRule","params":{"submissionId":"s","scope":"local:","decision":"allow","effects":"rw"}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"turn.submit","params":{"submissionId":"s","threadId":"t","input":"x","budgetTokens":0}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"run.resume","params":{"threadId":"t","additionalBudgetTokens":-5}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"turn.steer","params":{"submissionId":"s","threadId":"t","expectedTurnId":"u","input":"x","attachments":[{"nodeId":5}]}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"turn.steer","params":{"submissionId":"s","threadId":"t","expectedTurnId":"u","input":"x","attachments":[{"nodeId":"n","runId":"r"}]}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":""}})",
+       R"({"jsonrpc":"2.0","id":1,"method":"session.subscribe","params":{"threadIds":[1]}})"}) {
     const json error = only_error(parse_message(text, {}));
     EXPECT_EQ(error["error"]["code"], kInvalidParams) << text;
     EXPECT_EQ(error["error"]["data"]["code"], "rpc.invalid_params") << text;
@@ -160,7 +163,8 @@ TEST(JsonRpcTest, EnumValuesBoundsAndShapesAreCheckedAgainstTheSchema) {
   const json error = only_error(parse_message(
       R"({"jsonrpc":"2.0","id":1,"method":"approval.response","params":{"submissionId":"s","threadId":"t","approvalId":"a","decision":"Accept"}})",
       {}));
-  EXPECT_NE(error["error"]["message"].get<std::string>().find("/decision"), std::string::npos) << error.dump();
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("/decision"), std::string::npos)
+      << error.dump();
   const Incoming accepted_in = parse_message(
       R"({"jsonrpc":"2.0","id":1,"method":"approval.response","params":{"submissionId":"s","threadId":"t","approvalId":"a","decision":"accept"}})",
       {});
@@ -189,8 +193,8 @@ TEST(JsonRpcTest, NestingDeeperThanTheBoundIsRefusedWithJsonTooDeep) {
   nested += "1";
   nested += std::string(depth, '}');
   const std::string text =
-      R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":"s","title":"t","x":)" + nested +
-      "}}";
+      R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":"s","title":"t","x":)" +
+      nested + "}}";
   const json error = only_error(parse_message(text, {}));
   EXPECT_EQ(error["error"]["code"], kInvalidRequest);
   EXPECT_EQ(error["error"]["data"]["code"], "json.too_deep");
@@ -200,14 +204,15 @@ TEST(JsonRpcTest, NestingDeeperThanTheBoundIsRefusedWithJsonTooDeep) {
   for (int i = 0; i < 120; ++i) fits += "[";
   fits += std::string(120, ']');
   const Incoming call_in = parse_message(
-      R"({"jsonrpc":"2.0","id":2,"method":"thread.create","params":{"submissionId":"s","x":)" + fits + "}}", {});
+      R"({"jsonrpc":"2.0","id":2,"method":"thread.create","params":{"submissionId":"s","x":)" + fits + "}}",
+      {});
   const Call& call = only_call(call_in);
   EXPECT_TRUE(call.params.contains("x"));
 }
 
 TEST(JsonRpcTest, RepeatedKeyIsAParseError) {
-  const json error =
-      only_error(parse_message(R"({"jsonrpc":"2.0","id":1,"method":"thread.list","method":"thread.read"})", {}));
+  const json error = only_error(
+      parse_message(R"({"jsonrpc":"2.0","id":1,"method":"thread.list","method":"thread.read"})", {}));
   EXPECT_EQ(error["error"]["code"], kParseError);
 }
 
@@ -238,14 +243,24 @@ TEST(JsonRpcTest, BatchHoldsEachEntryAndIsBounded) {
 }
 
 TEST(JsonRpcTest, AckBecomesResultAndRejectionBecomesCodedError) {
-  AgentEvent ack{"command.ack", "t", 3,
-                 {{"clientId", "c"}, {"submissionId", "s"}, {"method", "turn.submit"},
-                  {"result", {{"turnId", "u"}}}, {"replayed", true}}};
+  AgentEvent ack{"command.ack",
+                 "t",
+                 3,
+                 {{"clientId", "c"},
+                  {"submissionId", "s"},
+                  {"method", "turn.submit"},
+                  {"result", {{"turnId", "u"}}},
+                  {"replayed", true}}};
   json response = answer_response(ack, 9);
-  EXPECT_EQ(response, (json{{"jsonrpc", "2.0"}, {"id", 9}, {"result", {{"turnId", "u"}, {"replayed", true}}}}));
+  EXPECT_EQ(response,
+            (json{{"jsonrpc", "2.0"}, {"id", 9}, {"result", {{"turnId", "u"}, {"replayed", true}}}}));
 
-  AgentEvent rejected{"command.rejected", "t", 4,
-                      {{"clientId", "c"}, {"submissionId", "s"}, {"method", "turn.submit"},
+  AgentEvent rejected{"command.rejected",
+                      "t",
+                      4,
+                      {{"clientId", "c"},
+                       {"submissionId", "s"},
+                       {"method", "turn.submit"},
                        {"error", {{"code", "turn.busy"}, {"message", "a turn runs"}}}}};
   response = answer_response(rejected, "r");
   EXPECT_EQ(response["id"], "r");
@@ -257,10 +272,12 @@ TEST(JsonRpcTest, AckBecomesResultAndRejectionBecomesCodedError) {
 
 TEST(JsonRpcTest, EventBecomesNotification) {
   AgentEvent event{"turn.start", "t", 2, {{"turnId", "u"}}};
-  EXPECT_EQ(event_notification(event),
-            (json{{"jsonrpc", "2.0"},
-                  {"method", "event"},
-                  {"params", {{"type", "turn.start"}, {"threadId", "t"}, {"seq", 2}, {"payload", {{"turnId", "u"}}}}}}));
+  EXPECT_EQ(
+      event_notification(event),
+      (json{{"jsonrpc", "2.0"},
+            {"method", "event"},
+            {"params",
+             {{"type", "turn.start"}, {"threadId", "t"}, {"seq", 2}, {"payload", {{"turnId", "u"}}}}}}));
 }
 
 TEST(JsonRpcTest, DumpReplacesInvalidUtf8InsteadOfThrowing) {

@@ -26,9 +26,13 @@ bool merge_delta(OutboundQueue::Item& last, const AgentEvent& next) {
 OutboundQueue::OutboundQueue(OutboundQueueOptions options, std::function<void()> on_ready)
     : options_(options), on_ready_(std::move(on_ready)) {}
 
-OutboundQueue::Push OutboundQueue::push_event(const AgentEvent& event) { return push(event, event.is_delta()); }
+OutboundQueue::Push OutboundQueue::push_event(const AgentEvent& event) {
+  return push(event, event.is_delta());
+}
 
-OutboundQueue::Push OutboundQueue::push_message(nlohmann::json message) { return push(std::move(message), false); }
+OutboundQueue::Push OutboundQueue::push_message(nlohmann::json message) {
+  return push(std::move(message), false);
+}
 
 OutboundQueue::Push OutboundQueue::push(Item item, bool delta) {
   bool was_empty = false;

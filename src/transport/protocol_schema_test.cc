@@ -56,7 +56,8 @@ TEST_F(ProtocolSchemaTest, AnOpIsReceiptedExactlyWhenItsSchemaRequiresASubmissio
   for (const protocol::OpSpec& op : protocol::all_ops()) {
     const std::string name(op.name);
     const json& required = schema->document()["definitions"]["params." + name]["required"];
-    const bool needs_submission = std::find(required.begin(), required.end(), "submissionId") != required.end();
+    const bool needs_submission =
+        std::find(required.begin(), required.end(), "submissionId") != required.end();
     EXPECT_EQ(needs_submission, op.receipted) << name;
     EXPECT_EQ(rpc::is_receipted(name), op.receipted) << name;
   }
@@ -74,7 +75,8 @@ TEST_F(ProtocolSchemaTest, AcceptsWhatTheServerSendsAndRefusesMalformedMessages)
   const json event = rpc::event_notification(
       AgentEvent{"turn.complete", "t", 5, {{"turnId", "u"}, {"runId", "r"}, {"stopReason", "end"}}});
   EXPECT_TRUE(schema->check(event, "serverMessage"));
-  EXPECT_TRUE(schema->check(rpc::error_response(nullptr, rpc::kParseError, "bad", "rpc.parse_error"), "serverMessage"));
+  EXPECT_TRUE(schema->check(rpc::error_response(nullptr, rpc::kParseError, "bad", "rpc.parse_error"),
+                            "serverMessage"));
 
   json unknown_type = event;
   unknown_type["params"]["type"] = "turn.exploded";
@@ -85,8 +87,10 @@ TEST_F(ProtocolSchemaTest, AcceptsWhatTheServerSendsAndRefusesMalformedMessages)
   json no_version = event;
   no_version.erase("jsonrpc");
   EXPECT_FALSE(schema->check(no_version, "serverMessage"));
-  EXPECT_FALSE(schema->check(json{{"threadId", 3}, {"input", "x"}, {"submissionId", "s"}}, "params.turn.submit"));
-  EXPECT_TRUE(schema->check(json{{"threadId", "t"}, {"input", "x"}, {"submissionId", "s"}}, "params.turn.submit"));
+  EXPECT_FALSE(
+      schema->check(json{{"threadId", 3}, {"input", "x"}, {"submissionId", "s"}}, "params.turn.submit"));
+  EXPECT_TRUE(
+      schema->check(json{{"threadId", "t"}, {"input", "x"}, {"submissionId", "s"}}, "params.turn.submit"));
 }
 
 }  // namespace

@@ -31,12 +31,15 @@ class MethodTable {
       MethodParams entry;
       entry.method = std::string(op.name);
       entry.op = &op;
-      for (const json& key : definition.value("required", json::array())) entry.required.insert(key.get<std::string>());
+      for (const json& key : definition.value("required", json::array()))
+        entry.required.insert(key.get<std::string>());
       entry.receipted = op.receipted;
       // The definition with every other one beside it, so its $refs resolve.
-      const json wrapper = {{"definitions", definitions}, {"allOf", json::array({{{"$ref", "#/definitions/" + name}}})}};
+      const json wrapper = {{"definitions", definitions},
+                            {"allOf", json::array({{{"$ref", "#/definitions/" + name}}})}};
       auto validator = compile_parameter_schema(wrapper);
-      if (!validator) throw std::logic_error("protocol schema: " + name + ": " + validator.error().to_string());
+      if (!validator)
+        throw std::logic_error("protocol schema: " + name + ": " + validator.error().to_string());
       entry.validator = std::move(*validator);
       methods_.emplace(entry.method, std::move(entry));
     }

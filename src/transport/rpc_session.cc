@@ -39,9 +39,9 @@ void RpcSession::receive(std::string_view text) {
   try {
     dispatch(text);
   } catch (const std::exception& e) {
-    enqueue(rpc::error_response(nullptr, rpc::kInternalError,
-                                std::string("keel failed on this message (a bug, please report it): ") + e.what(),
-                                codes::kInternal));
+    enqueue(rpc::error_response(
+        nullptr, rpc::kInternalError,
+        std::string("keel failed on this message (a bug, please report it): ") + e.what(), codes::kInternal));
   }
 }
 
@@ -74,7 +74,8 @@ void RpcSession::dispatch(std::string_view text) {
 void RpcSession::refuse_too_large(size_t bytes) {
   if (closed_) return;
   enqueue(rpc::error_response(nullptr, rpc::kInvalidRequest,
-                              "message of at least " + std::to_string(bytes) + " bytes is over the bound of " +
+                              "message of at least " + std::to_string(bytes) +
+                                  " bytes is over the bound of " +
                                   std::to_string(options_.limits.max_message_bytes),
                               codes::kRpcMessageTooLarge, {{"maxBytes", options_.limits.max_message_bytes}}));
 }
@@ -108,7 +109,8 @@ void RpcSession::call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_
   }
 }
 
-void RpcSession::answer_session_method(const rpc::Call& call, const std::shared_ptr<Batch>& batch, size_t slot) {
+void RpcSession::answer_session_method(const rpc::Call& call, const std::shared_ptr<Batch>& batch,
+                                       size_t slot) {
   json result;
   {
     std::lock_guard<std::mutex> guard(mu_);
@@ -150,7 +152,8 @@ void RpcSession::route_answer(const AgentEvent& event) {
   Pending pending;
   {
     std::lock_guard<std::mutex> guard(mu_);
-    auto found = pending_.find({event.payload.value("clientId", ""), event.payload.value("submissionId", "")});
+    auto found =
+        pending_.find({event.payload.value("clientId", ""), event.payload.value("submissionId", "")});
     if (found == pending_.end()) return;  // another client's answer
     pending = std::move(found->second.front());
     found->second.erase(found->second.begin());

@@ -1,6 +1,6 @@
 // RpcSession on a whole engine, without I/O: routing of answers, subscriptions, and backpressure (a slow
-// client's deltas coalesced with every turn.complete kept; a client that cannot keep up disconnected while the
-// engine keeps running).
+// client's deltas coalesced with every turn.complete kept; a client that cannot keep up disconnected while
+// the engine keeps running).
 #include "transport/rpc_session.h"
 
 #include <gtest/gtest.h>
@@ -79,7 +79,8 @@ class RpcSessionTest : public ::testing::Test {
     return std::make_unique<RpcSession>(*h.transport, options, nullptr);
   }
   // Takes from the session until `pred` holds over everything taken so far.
-  std::vector<json> take_until(RpcSession& session, const std::function<bool(const std::vector<json>&)>& pred) {
+  std::vector<json> take_until(RpcSession& session,
+                               const std::function<bool(const std::vector<json>&)>& pred) {
     std::vector<json> all;
     for (int i = 0; i < 3000 && !pred(all); ++i) {
       auto out = parse_all(session.take(false));
@@ -114,8 +115,8 @@ TEST_F(RpcSessionTest, RoutesItsOwnAnswersAndNotOtherClients) {
 TEST_F(RpcSessionTest, SubscriptionLimitsEventsToNamedThreads) {
   auto session = open();
   const std::string other_thread = h.create_thread();
-  session->receive(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "session.subscribe"},
-                        {"params", {{"threadIds", {thread}}}}}
+  session->receive(json{
+      {"jsonrpc", "2.0"}, {"id", 1}, {"method", "session.subscribe"}, {"params", {{"threadIds", {thread}}}}}
                        .dump());
   take_until(*session, [](const auto& a) { return has_response(a, 1); });
   h.provider.push(ScriptedResponse::text("one"));
@@ -156,7 +157,8 @@ TEST_F(RpcSessionTest, SlowClientGetsCoalescedDeltasAndEveryTurnComplete) {
     const json& event = m["params"];
     EXPECT_GT(event["seq"].get<uint64_t>(), last_seq);  // coalescing keeps seq order
     last_seq = event["seq"].get<uint64_t>();
-    if (event["type"] == "item.delta") text_by_item[event["payload"]["itemId"]] += event["payload"].value("text", "");
+    if (event["type"] == "item.delta")
+      text_by_item[event["payload"]["itemId"]] += event["payload"].value("text", "");
   }
   // Nothing of the text is lost in the merge.
   ASSERT_EQ(text_by_item.size(), static_cast<size_t>(kTurns));
@@ -195,7 +197,8 @@ TEST_F(RpcSessionTest, ClientThatCannotKeepUpIsDisconnectedAndTheEngineKeepsRunn
 
 TEST_F(RpcSessionTest, NotificationGetsNoResponseButItsOpRuns) {
   auto session = open();
-  session->receive(json{{"jsonrpc", "2.0"}, {"method", "thread.create"},
+  session->receive(json{{"jsonrpc", "2.0"},
+                        {"method", "thread.create"},
                         {"params", {{"submissionId", "n-1"}, {"title", "quiet"}}}}
                        .dump());
   ASSERT_TRUE(h.log.wait_until([](const auto& events) {

@@ -3,29 +3,28 @@
 // message it receives; tests wait on them with a hang guard (not a timing assertion).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <future>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <random>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,8 +92,8 @@ class RpcTestClient {
       size_t n = 0;
       for (const auto& message : all) {
         if (message.is_object() && message.value("method", "") == "event" &&
-            message["params"].value("type", "") == type && message["params"].value("threadId", "") == thread_id &&
-            ++n == nth) {
+            message["params"].value("type", "") == type &&
+            message["params"].value("threadId", "") == thread_id && ++n == nth) {
           found = message["params"];
           return true;
         }

@@ -22,7 +22,8 @@ TEST_P(RpcThreadStateTest, ATitleGivenAtCreateSurvivesTheFirstTurn) {
   ASSERT_TRUE(created.contains("result")) << created.dump();
   const std::string thread = created["result"]["threadId"];
   h.provider.push(ScriptedResponse::text("answer"));
-  ASSERT_TRUE(client.command("turn.submit", {{"threadId", thread}, {"input", "Some first message"}}).contains("result"));
+  ASSERT_TRUE(client.command("turn.submit", {{"threadId", thread}, {"input", "Some first message"}})
+                  .contains("result"));
   client.wait_event(thread, "turn.complete");
   auto read = client.request("thread.read", {{"threadId", thread}});
   ASSERT_TRUE(read.contains("result")) << read.dump();
@@ -35,10 +36,11 @@ TEST_P(RpcThreadStateTest, ATitleGivenAtCreateSurvivesTheFirstTurn) {
 TEST_P(RpcThreadStateTest, BudgetsOutOfRangeGetCodedErrors) {
   RpcTestClient& client = connect();
   const std::string thread = create_thread(client);
-  auto too_big = client.command("turn.submit",
-                                {{"threadId", thread}, {"input", "x"}, {"budgetTokens", kMaxBudgetTokens + 1}});
+  auto too_big = client.command(
+      "turn.submit", {{"threadId", thread}, {"input", "x"}, {"budgetTokens", kMaxBudgetTokens + 1}});
   ASSERT_TRUE(too_big.contains("error")) << too_big.dump();
-  EXPECT_EQ(too_big["error"]["data"]["code"], "rpc.invalid_params");  // the schema refuses it before the engine
+  EXPECT_EQ(too_big["error"]["data"]["code"],
+            "rpc.invalid_params");  // the schema refuses it before the engine
   h.provider.push(ScriptedResponse::tool_calls({{"c1", "echo", "{}"}}).with_usage(80, 40));
   ASSERT_TRUE(client.command("turn.submit", {{"threadId", thread}, {"input", "go"}, {"budgetTokens", 100}})
                   .contains("result"));
@@ -74,7 +76,8 @@ TEST_P(RpcThreadStateTest, QueueListShowsTheQueueAndQueueRemoveIsReceipted) {
   ASSERT_TRUE(removed.contains("result")) << removed.dump();
   EXPECT_EQ(removed["result"]["queueLength"], 1);
   auto replayed = late.request("queue.remove", remove);
-  ASSERT_TRUE(replayed.contains("result")) << "a retry under the same submission is answered from its receipt";
+  ASSERT_TRUE(replayed.contains("result"))
+      << "a retry under the same submission is answered from its receipt";
   EXPECT_EQ(replayed["result"].value("replayed", false), true);
   json first_answer = replayed["result"];
   first_answer.erase("replayed");

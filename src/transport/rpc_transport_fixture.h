@@ -4,10 +4,9 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
@@ -27,9 +26,12 @@ enum class TransportKind { kStdioSocket, kStdioPipes, kWebSocket };
 
 inline std::string transport_name(const ::testing::TestParamInfo<TransportKind>& info) {
   switch (info.param) {
-    case TransportKind::kStdioSocket: return "StdioSocketpair";
-    case TransportKind::kStdioPipes: return "StdioPipes";
-    case TransportKind::kWebSocket: return "WebSocket";
+    case TransportKind::kStdioSocket:
+      return "StdioSocketpair";
+    case TransportKind::kStdioPipes:
+      return "StdioPipes";
+    case TransportKind::kWebSocket:
+      return "WebSocket";
   }
   return "Unknown";
 }
@@ -61,7 +63,8 @@ class RpcTransportFixture : public ::testing::TestWithParam<TransportKind> {
     ASSERT_TRUE(schema) << schema.error().to_string();
     for (auto& client : clients_) {
       EXPECT_TRUE(client->unparsable().empty()) << "the server sent something that is not JSON";
-      for (const std::string& violation : schema->check_server_messages(client->received(), client->methods()))
+      for (const std::string& violation :
+           schema->check_server_messages(client->received(), client->methods()))
         ADD_FAILURE() << "schema: " << violation;
     }
     for (auto& stdio : stdio_) stdio->server->stop();

@@ -1,5 +1,5 @@
-// The JSON-RPC transports end to end (stdio over a socketpair and over pipes, WebSocket over loopback): a real
-// engine with an asking gatekeeper and a scripted model, driven by clients; every message the clients
+// The JSON-RPC transports end to end (stdio over a socketpair and over pipes, WebSocket over loopback): a
+// real engine with an asking gatekeeper and a scripted model, driven by clients; every message the clients
 // receive is checked against docs/protocol/ (the fixture's TearDown).
 #include <gtest/gtest.h>
 
@@ -59,8 +59,12 @@ TEST_P(RpcTransportTest, SubmitIsAnsweredWithItsAckAndEventsFollowInOrder) {
   EXPECT_EQ(text, "hello there");
   // The ack (the response) comes before the turn's first event.
   const auto all = client.received();
-  EXPECT_LT(index_of(all, [&](const json& m) { return m.contains("result") && m["result"].contains("userNodeId"); }),
-            index_of(all, [](const json& m) { return m.value("method", "") == "event" && m["params"]["type"] == "turn.start"; }));
+  EXPECT_LT(
+      index_of(all,
+               [&](const json& m) { return m.contains("result") && m["result"].contains("userNodeId"); }),
+      index_of(all, [](const json& m) {
+        return m.value("method", "") == "event" && m["params"]["type"] == "turn.start";
+      }));
 }
 
 TEST_P(RpcTransportTest, SteerEnqueueAndInterruptAreAckedAndTheTurnEndsInterrupted) {
@@ -76,8 +80,8 @@ TEST_P(RpcTransportTest, SteerEnqueueAndInterruptAreAckedAndTheTurnEndsInterrupt
       client.command("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "also this"}});
   ASSERT_TRUE(steered.contains("result")) << steered.dump();
   EXPECT_EQ(steered["result"]["turnId"], turn);
-  auto mismatch =
-      client.command("turn.steer", {{"threadId", thread}, {"expectedTurnId", "no-such-turn"}, {"input", "x"}});
+  auto mismatch = client.command("turn.steer",
+                                 {{"threadId", thread}, {"expectedTurnId", "no-such-turn"}, {"input", "x"}});
   ASSERT_TRUE(mismatch.contains("error")) << mismatch.dump();
   EXPECT_EQ(mismatch["error"]["data"]["code"], "steer.turn_mismatch");
   EXPECT_EQ(mismatch["error"]["code"], -32000);
@@ -167,8 +171,9 @@ TEST_P(RpcTransportTest, BadInputGetsCodedErrorsAndChangesNothing) {
   // A WebSocket text frame cannot carry invalid UTF-8 at all (the protocol closes the connection, 1007), so
   // this reaches the JSON layer only over stdio.
   if (GetParam() != TransportKind::kWebSocket) {
-    client.send_raw(std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"thread.list\",\"params\":{\"x\":\"") +
-                    "\xc3\x28" + "\"}}");
+    client.send_raw(
+        std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"thread.list\",\"params\":{\"x\":\"") +
+        "\xc3\x28" + "\"}}");
     wait_code("rpc.parse_error", 2);
   }
   client.send_raw(R"({"jsonrpc":"2.0","id":{"no":1},"method":"thread.list"})");
@@ -180,7 +185,9 @@ TEST_P(RpcTransportTest, BadInputGetsCodedErrorsAndChangesNothing) {
   auto wrong_decision =
       client.command("approval.response", {{"threadId", thread}, {"approvalId", 7}, {"decision", "accept"}});
   EXPECT_EQ(wrong_decision["error"]["code"], -32602);
-  client.send_raw(json{{"jsonrpc", "2.0"}, {"id", 9}, {"method", "thread.list"},
+  client.send_raw(json{{"jsonrpc", "2.0"},
+                       {"id", 9},
+                       {"method", "thread.list"},
                        {"params", {{"pad", std::string(kTestMaxMessage + 10, 'x')}}}}
                       .dump());
   wait_code("rpc.message_too_large", 1);
@@ -202,10 +209,11 @@ TEST_P(RpcTransportTest, BadInputGetsCodedErrorsAndChangesNothing) {
 TEST_P(RpcTransportTest, BatchIsAnsweredByOneArrayInRequestOrder) {
   RpcTestClient& client = connect();
   const std::string thread = create_thread(client);
-  client.send(json::array({{{"jsonrpc", "2.0"}, {"id", "x1"}, {"method", "thread.read"}, {"params", {{"threadId", thread}}}},
-                           {{"jsonrpc", "2.0"}, {"method", "thread.list"}},
-                           {{"jsonrpc", "2.0"}, {"id", "x2"}, {"method", "no.such"}},
-                           {{"jsonrpc", "2.0"}, {"id", "x3"}, {"method", "thread.list"}}}));
+  client.send(json::array(
+      {{{"jsonrpc", "2.0"}, {"id", "x1"}, {"method", "thread.read"}, {"params", {{"threadId", thread}}}},
+       {{"jsonrpc", "2.0"}, {"method", "thread.list"}},
+       {{"jsonrpc", "2.0"}, {"id", "x2"}, {"method", "no.such"}},
+       {{"jsonrpc", "2.0"}, {"id", "x3"}, {"method", "thread.list"}}}));
   json batch;
   ASSERT_TRUE(client.wait_until([&](const auto& all) {
     for (const json& m : all) {

@@ -8,10 +8,10 @@
 
 #include <cerrno>
 #include <initializer_list>
-#include <utility>
-#include <vector>
 #include <stdexcept>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "transport/transport_errors.h"
 

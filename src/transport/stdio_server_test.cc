@@ -3,10 +3,9 @@
 #include "transport/stdio_server.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "engine/engine_harness.h"
 #include "transport/rpc_test_client.h"
@@ -46,7 +45,8 @@ class StdioServerTest : public ::testing::Test {
 TEST_F(StdioServerTest, OverlongLineIsDiscardedAndTheNextLineIsServed) {
   client = std::make_unique<FdTestClient>(fds[0], fds[0]);
   // Over the bound and split across writes, with a CRLF line after it.
-  client->send_raw(std::string(5000, 'x') + "\n" + R"({"jsonrpc":"2.0","id":1,"method":"thread.list"})" + "\r");
+  client->send_raw(std::string(5000, 'x') + "\n" + R"({"jsonrpc":"2.0","id":1,"method":"thread.list"})" +
+                   "\r");
   auto response = client->wait_response(1);
   EXPECT_TRUE(response.contains("result")) << response.dump();
   const auto all = client->received();
@@ -78,8 +78,9 @@ TEST_F(StdioServerTest, RequestsReadBeforeTheEndOfInputAreAnsweredBeforeRunRetur
     batch += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"thread.list"})";
   }
   batch += "]";
-  const std::string input = std::string(R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{}})") + "\n" +
-                            batch + "\n" + R"({"jsonrpc":"2.0","id":"last","method":"thread.list"})" + "\n";
+  const std::string input =
+      std::string(R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{}})") + "\n" + batch +
+      "\n" + R"({"jsonrpc":"2.0","id":"last","method":"thread.list"})" + "\n";
   ASSERT_EQ(::write(fds[0], input.data(), input.size()), static_cast<ssize_t>(input.size()));
   ASSERT_EQ(::shutdown(fds[0], SHUT_WR), 0);  // the end of the input, with the answers still to come
   thread.join();
@@ -88,10 +89,12 @@ TEST_F(StdioServerTest, RequestsReadBeforeTheEndOfInputAreAnsweredBeforeRunRetur
   std::string output;
   char chunk[65536];
   ssize_t n = 0;
-  while ((n = ::recv(fds[0], chunk, sizeof chunk, MSG_DONTWAIT)) > 0) output.append(chunk, static_cast<size_t>(n));
+  while ((n = ::recv(fds[0], chunk, sizeof chunk, MSG_DONTWAIT)) > 0)
+    output.append(chunk, static_cast<size_t>(n));
   std::vector<json> answers;
   size_t start = 0;
-  for (size_t end = output.find('\n'); end != std::string::npos; start = end + 1, end = output.find('\n', start)) {
+  for (size_t end = output.find('\n'); end != std::string::npos;
+       start = end + 1, end = output.find('\n', start)) {
     answers.push_back(json::parse(output.substr(start, end - start)));
   }
   bool init = false;

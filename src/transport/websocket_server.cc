@@ -119,10 +119,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
     // The header only, bounded: nothing of a body is read before the token is checked (the read may take a
     // few bytes past the header; they are refused below).
-    asio::async_read_until(beast::get_lowest_layer(ws_), asio::dynamic_buffer(header_, kMaxHandshakeHeaderBytes),
-                           "\r\n\r\n", [self = shared_from_this()](beast::error_code error, size_t size) {
-                             self->on_header(error, size);
-                           });
+    asio::async_read_until(
+        beast::get_lowest_layer(ws_), asio::dynamic_buffer(header_, kMaxHandshakeHeaderBytes), "\r\n\r\n",
+        [self = shared_from_this()](beast::error_code error, size_t size) { self->on_header(error, size); });
   }
 
   // From any thread: after it returns no engine event reaches this connection.
@@ -181,9 +180,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.read_message_max(server_.options_.session.limits.max_message_bytes * 4);
     // The upgrade reads the very bytes that were checked.
-    ws_.async_accept(asio::buffer(header_.data(), size), [self = shared_from_this()](beast::error_code accept_error) {
-      self->on_accepted(accept_error);
-    });
+    ws_.async_accept(
+        asio::buffer(header_.data(), size),
+        [self = shared_from_this()](beast::error_code accept_error) { self->on_accepted(accept_error); });
   }
 
   void refuse(http::status status, std::string_view code, std::string_view message) {
@@ -193,12 +192,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response->keep_alive(false);
     response->body() = refusal_body(code, message);
     response->prepare_payload();
-    http::async_write(ws_.next_layer(), *response,
-                      [self = shared_from_this(), response](beast::error_code, size_t) {
-                        beast::error_code ignored;
-                        beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ignored);
-                        // Nothing more is read: the socket closes with the connection.
-                      });
+    http::async_write(
+        ws_.next_layer(), *response, [self = shared_from_this(), response](beast::error_code, size_t) {
+          beast::error_code ignored;
+          beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ignored);
+          // Nothing more is read: the socket closes with the connection.
+        });
   }
 
   void on_accepted(beast::error_code error) {
@@ -260,15 +259,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return;
     }
     writing_ = true;
-    ws_.async_write(asio::buffer(outbox_.front()), [self = shared_from_this()](beast::error_code error, size_t) {
-      self->writing_ = false;
-      self->outbox_.pop_front();
-      if (error) {
-        self->finish();
-        return;
-      }
-      self->pump();
-    });
+    ws_.async_write(asio::buffer(outbox_.front()),
+                    [self = shared_from_this()](beast::error_code error, size_t) {
+                      self->writing_ = false;
+                      self->outbox_.pop_front();
+                      if (error) {
+                        self->finish();
+                        return;
+                      }
+                      self->pump();
+                    });
   }
 
   void close_slow_client() {
@@ -289,8 +289,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   WebSocketServer::Impl& server_;
   std::string id_;
   beast::flat_buffer buffer_;
-  std::string header_;     // the request header as read, before the upgrade
-  std::string principal_;  // who the client is, once its handshake passed
+  std::string header_;       // the request header as read, before the upgrade
+  std::string principal_;    // who the client is, once its handshake passed
   bool handshaking_ = true;  // counted in the server's unauthenticated_
   std::unique_ptr<ScheduledTask> deadline_;
   std::mutex session_mu_;  // session_ is set on the strand and detached from the stopping thread
@@ -312,8 +312,9 @@ Result<void> WebSocketServer::Impl::listen() {
   if (error) return fail(codes::kInvalidArgument, "not an IP address: '" + options_.host + "'");
   if (!is_loopback_address(options_.host) && !options_.allow_remote) {
     return fail(codes::kRpcListenNotLoopback,
-                options_.host + " is not a loopback address: clients on the network could connect, and plain ws:// "
-                                "shows the token to anyone on the path (allow it on purpose with --allow-remote)");
+                options_.host +
+                    " is not a loopback address: clients on the network could connect, and plain ws:// "
+                    "shows the token to anyone on the path (allow it on purpose with --allow-remote)");
   }
   const tcp::endpoint endpoint(address, options_.port);
   acceptor_.open(endpoint.protocol(), error);
@@ -321,8 +322,8 @@ Result<void> WebSocketServer::Impl::listen() {
   if (!error) acceptor_.bind(endpoint, error);
   if (!error) acceptor_.listen(asio::socket_base::max_listen_connections, error);
   if (error) {
-    return fail(codes::kRpcListenFailed,
-                "cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " + error.message());
+    return fail(codes::kRpcListenFailed, "cannot listen on " + options_.host + ":" +
+                                             std::to_string(options_.port) + ": " + error.message());
   }
   port_ = acceptor_.local_endpoint().port();
   policy_.listen_host = options_.host;
@@ -331,7 +332,8 @@ Result<void> WebSocketServer::Impl::listen() {
   policy_.allowed_hosts = options_.allowed_hosts;
   policy_.any_ip_host = options_.allow_remote;
   if (!options_.token.empty()) policy_.credentials.push_back({"owner", options_.token});
-  for (const HandshakeCredential& credential : options_.credentials) policy_.credentials.push_back(credential);
+  for (const HandshakeCredential& credential : options_.credentials)
+    policy_.credentials.push_back(credential);
   accept();
   return {};
 }
@@ -354,8 +356,9 @@ void WebSocketServer::Impl::accept() {
     if (unauthenticated_.load() >= options_.max_unauthenticated) {
       // Refused before anything is read or allocated for it; the short answer fits any socket buffer.
       static const std::string kBusy = [] {
-        const std::string body = refusal_body(codes::kRpcTooManyUnauthenticated,
-                                              "too many connections are waiting for their handshake; try again");
+        const std::string body =
+            refusal_body(codes::kRpcTooManyUnauthenticated,
+                         "too many connections are waiting for their handshake; try again");
         return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
                "Content-Length: " +
                std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -390,7 +393,8 @@ void WebSocketServer::Impl::on_accept_failed(beast::error_code error) {
     std::lock_guard<std::mutex> guard(mu_);
     if (stopped_) return;
   }
-  accept_backoff_ = accept_backoff_.count() == 0 ? kFirstAcceptBackoff : std::min(accept_backoff_ * 2, kMaxAcceptBackoff);
+  accept_backoff_ =
+      accept_backoff_.count() == 0 ? kFirstAcceptBackoff : std::min(accept_backoff_ * 2, kMaxAcceptBackoff);
   accept_retry_ = after(accept_backoff_, acceptor_.get_executor(), [this] {
     if (acceptor_.is_open()) accept();
   });
@@ -437,7 +441,7 @@ WebSocketServer::WebSocketServer(std::unique_ptr<Impl> impl) : impl_(std::move(i
 WebSocketServer::~WebSocketServer() { stop(); }
 
 Result<std::unique_ptr<WebSocketServer>> WebSocketServer::start(EngineTransport& transport,
-                                                                 WebSocketServerOptions options) {
+                                                                WebSocketServerOptions options) {
   if (options.token.empty() && options.credentials.empty() && !options.allow_without_token) {
     return fail(codes::kInvalidArgument, "a WebSocket server needs a token (or allow_without_token)");
   }

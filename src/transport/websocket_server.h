@@ -49,11 +49,11 @@ namespace keel {
 struct WebSocketServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
-  std::string token;                 // what clients must present; its principal is "owner"
+  std::string token;  // what clients must present; its principal is "owner"
   // More tokens, each naming its own principal (a name other than "owner" and "anonymous").
   std::vector<HandshakeCredential> credentials;
-  bool allow_without_token = false;  // with no token at all: accept every client (explicit opt-in)
-  bool allow_remote = false;         // listen on a non-loopback address (explicit opt-in)
+  bool allow_without_token = false;          // with no token at all: accept every client (explicit opt-in)
+  bool allow_remote = false;                 // listen on a non-loopback address (explicit opt-in)
   std::vector<std::string> allowed_origins;  // browser origins besides keel's own ("http://host:port")
   std::vector<std::string> allowed_hosts;    // Host names besides loopback ones and the listen address
   size_t max_unauthenticated = 64;           // connections waiting for their handshake at once
@@ -69,7 +69,8 @@ class WebSocketServer {
  public:
   // invalid_argument for a bad host, a missing token or a bad credential; rpc.listen_not_loopback for a
   // non-loopback host without allow_remote; rpc.listen_failed when the port cannot be bound.
-  static Result<std::unique_ptr<WebSocketServer>> start(EngineTransport& transport, WebSocketServerOptions options);
+  static Result<std::unique_ptr<WebSocketServer>> start(EngineTransport& transport,
+                                                        WebSocketServerOptions options);
   ~WebSocketServer();
   WebSocketServer(const WebSocketServer&) = delete;
   WebSocketServer& operator=(const WebSocketServer&) = delete;

@@ -4,24 +4,23 @@
 #include "transport/websocket_server.h"
 
 #include <gtest/gtest.h>
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <condition_variable>
-#include <map>
-#include <mutex>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "keel/error_codes.h"
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <cerrno>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 
 #include "engine/engine_harness.h"
+#include "keel/error_codes.h"
 #include "transport/rpc_test_client.h"
 
 namespace keel {
@@ -47,10 +46,11 @@ Upgrade try_upgrade(uint16_t port, const std::string& header_token, const std::s
   beast::websocket::stream<boost::asio::ip::tcp::socket> ws(io);
   boost::asio::ip::tcp::resolver resolver(io);
   boost::asio::connect(ws.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
-  ws.set_option(beast::websocket::stream_base::decorator([header_token, origin](beast::websocket::request_type& r) {
-    if (!header_token.empty()) r.set(beast::http::field::authorization, "Bearer " + header_token);
-    if (!origin.empty()) r.set(beast::http::field::origin, origin);
-  }));
+  ws.set_option(
+      beast::websocket::stream_base::decorator([header_token, origin](beast::websocket::request_type& r) {
+        if (!header_token.empty()) r.set(beast::http::field::authorization, "Bearer " + header_token);
+        if (!origin.empty()) r.set(beast::http::field::origin, origin);
+      }));
   beast::websocket::response_type response;
   beast::error_code error;
   ws.handshake(response, host, target, error);
@@ -109,8 +109,9 @@ class ManualTimers final : public Scheduler {
   // Waits until `n` timers of `delay` were asked for in all.
   bool wait_asked(std::chrono::milliseconds delay, size_t n) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(30),
-                        [&] { return static_cast<size_t>(std::count(delays_.begin(), delays_.end(), delay)) >= n; });
+    return cv_.wait_for(lock, std::chrono::seconds(30), [&] {
+      return static_cast<size_t>(std::count(delays_.begin(), delays_.end(), delay)) >= n;
+    });
   }
   // Runs every pending timer of `delay` (under the lock, so a handle being destroyed waits for it).
   size_t fire(std::chrono::milliseconds delay) {
@@ -210,7 +211,8 @@ TEST_F(WebSocketServerTest, ManyClientsWatchingOneThreadSeeTheSameOrderedEvents)
   EXPECT_FALSE(reference.empty());
   for (auto& client : clients) EXPECT_EQ(client->events(thread), reference);
   clients.clear();
-  for (int i = 0; i < 3000 && server->client_count() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 3000 && server->client_count() != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(server->client_count(), 0u);
 }
 
@@ -228,7 +230,8 @@ TEST_F(WebSocketServerTest, ForeignOriginIsRefusedWith403BeforeAnyJsonRpc) {
   EXPECT_EQ((*started)->client_count(), 0u);
   // Not a browser (no Origin), and keel's own origin, are let in.
   EXPECT_EQ(try_upgrade(port, "", "/", "127.0.0.1:" + std::to_string(port)).status, 101u);
-  EXPECT_EQ(try_upgrade(port, "", "/", "127.0.0.1:" + std::to_string(port), "http://127.0.0.1:" + std::to_string(port))
+  EXPECT_EQ(try_upgrade(port, "", "/", "127.0.0.1:" + std::to_string(port),
+                        "http://127.0.0.1:" + std::to_string(port))
                 .status,
             101u);
   WebSocketServerOptions listed = open;
@@ -240,10 +243,12 @@ TEST_F(WebSocketServerTest, ForeignOriginIsRefusedWith403BeforeAnyJsonRpc) {
 
 // Issue 15, point 3: a page whose DNS name was rebound to 127.0.0.1 sends its own name as Host.
 TEST_F(WebSocketServerTest, RebindingHostIsRefusedWith403) {
-  const Upgrade rebound = try_upgrade(server->port(), "s3cret", "/", "evil.example:" + std::to_string(server->port()));
+  const Upgrade rebound =
+      try_upgrade(server->port(), "s3cret", "/", "evil.example:" + std::to_string(server->port()));
   EXPECT_EQ(rebound.status, 403u);
   EXPECT_EQ(code_of(rebound.body), codes::kRpcHostRefused) << rebound.body;
-  EXPECT_EQ(try_upgrade(server->port(), "s3cret", "/", "localhost:" + std::to_string(server->port())).status, 101u);
+  EXPECT_EQ(try_upgrade(server->port(), "s3cret", "/", "localhost:" + std::to_string(server->port())).status,
+            101u);
 }
 
 TEST_F(WebSocketServerTest, NonLoopbackListenIsRefusedUnlessAllowedOnPurpose) {
@@ -266,7 +271,8 @@ TEST_F(WebSocketServerTest, NonLoopbackListenIsRefusedUnlessAllowedOnPurpose) {
 }
 
 // Issue 15, point 4: the body (up to 1 MiB) was read before the token was checked. Now the header alone is
-// read: a request announcing a body is refused without the body ever being sent (the old server waited for it).
+// read: a request announcing a body is refused without the body ever being sent (the old server waited for
+// it).
 TEST_F(WebSocketServerTest, ABodyIsRefusedBeforeItIsReadAndTheHeaderIsBounded) {
   RawClient body(server->port());
   ASSERT_TRUE(body.connected());

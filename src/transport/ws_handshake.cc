@@ -146,9 +146,12 @@ std::optional<std::string> normalized_origin(std::string_view origin) {
   if (!host_port) return std::nullopt;
   std::string port = host_port->port;
   if (port.empty()) {
-    if (scheme == "http" || scheme == "ws") port = "80";
-    else if (scheme == "https" || scheme == "wss") port = "443";
-    else return std::nullopt;
+    if (scheme == "http" || scheme == "ws")
+      port = "80";
+    else if (scheme == "https" || scheme == "wss")
+      port = "443";
+    else
+      return std::nullopt;
   }
   const bool v6 = host_port->host.find(':') != std::string::npos;
   return scheme + "://" + (v6 ? "[" + host_port->host + "]" : host_port->host) + ":" +
@@ -210,7 +213,8 @@ HandshakeVerdict check_handshake(const HandshakeRequest& request, const Handshak
     bool allowed = false;
     if (origin) {
       // keel's own origin: a page this server itself served, at the address the request came to.
-      const std::string own_host = host->host.find(':') != std::string::npos ? "[" + host->host + "]" : host->host;
+      const std::string own_host =
+          host->host.find(':') != std::string::npos ? "[" + host->host + "]" : host->host;
       allowed = *origin == "http://" + own_host + ":" + std::to_string(policy.port);
       for (const std::string& listed : policy.allowed_origins) {
         const auto normalized = normalized_origin(listed);
@@ -218,8 +222,9 @@ HandshakeVerdict check_handshake(const HandshakeRequest& request, const Handshak
       }
     }
     if (!allowed) {
-      return refuse(403, codes::kRpcOriginRefused,
-                    "a web page from another origin may not connect (keel serve --allow-origin lists others)");
+      return refuse(
+          403, codes::kRpcOriginRefused,
+          "a web page from another origin may not connect (keel serve --allow-origin lists others)");
     }
   }
   if (request.has_body) return refuse(400, codes::kRpcBodyRefused, "an upgrade request carries no body");
@@ -230,7 +235,8 @@ HandshakeVerdict check_handshake(const HandshakeRequest& request, const Handshak
     const auto token = presented_token(request);
     for (const HandshakeCredential& credential : policy.credentials) {
       // Every credential is compared, so the time taken does not tell which one was close.
-      if (token && same_token(*token, credential.token) && principal.empty()) principal = credential.principal;
+      if (token && same_token(*token, credential.token) && principal.empty())
+        principal = credential.principal;
     }
     if (principal.empty()) return refuse(401, codes::kRpcUnauthorized, "a valid token is required");
   }

@@ -38,8 +38,8 @@ struct HandshakePolicy {
   // Empty: every client is let in without a token, as `anonymous_principal`.
   std::vector<HandshakeCredential> credentials;
   std::string anonymous_principal = "anonymous";
-  std::string listen_host = "127.0.0.1";  // the IP address the server listens on
-  uint16_t port = 0;                      // the bound port (keel's own origin)
+  std::string listen_host = "127.0.0.1";     // the IP address the server listens on
+  uint16_t port = 0;                         // the bound port (keel's own origin)
   std::vector<std::string> allowed_origins;  // "scheme://host[:port]", besides keel's own
   std::vector<std::string> allowed_hosts;    // Host names besides loopback ones and the listen address
   bool any_ip_host = false;                  // a listener opened to the network: any IP-literal Host

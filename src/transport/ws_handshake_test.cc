@@ -52,8 +52,8 @@ TEST(WsHandshakeTest, TheTokenNamesThePrincipal) {
 TEST(WsHandshakeTest, ForeignOriginIsRefusedWith403EvenWithoutAToken) {
   HandshakePolicy open = policy();
   open.credentials.clear();  // --no-token: the case the issue found exploited
-  for (const char* origin : {"http://evil.example", "https://evil.example:7777", "null", "http://127.0.0.1:8080",
-                             "http://localhost.evil.example:7777", "file://"}) {
+  for (const char* origin : {"http://evil.example", "https://evil.example:7777", "null",
+                             "http://127.0.0.1:8080", "http://localhost.evil.example:7777", "file://"}) {
     auto verdict = check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: " + std::string(origin) + "\r\n"), open);
     EXPECT_EQ(verdict.status, 403u) << origin;
     EXPECT_EQ(verdict.code, codes::kRpcOriginRefused) << origin;
@@ -67,21 +67,25 @@ TEST(WsHandshakeTest, NoOriginKeelsOwnOriginAndListedOriginsPass) {
   EXPECT_TRUE(check(upgrade("Host: localhost:7777\r\nOrigin: HTTP://LOCALHOST:7777\r\n" + token)).accepted());
   EXPECT_TRUE(check(upgrade("Host: [::1]:7777\r\nOrigin: http://[::1]:7777\r\n" + token)).accepted());
   // Own origin means this Host: a page from localhost does not pass for 127.0.0.1.
-  EXPECT_FALSE(check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: http://localhost:7777\r\n" + token)).accepted());
+  EXPECT_FALSE(
+      check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: http://localhost:7777\r\n" + token)).accepted());
   HandshakePolicy listed = policy();
   listed.allowed_origins = {"https://ui.example.org"};
-  EXPECT_TRUE(check(upgrade("Host: 127.0.0.1\r\nOrigin: https://ui.example.org:443\r\n" + token), listed).accepted());
-  EXPECT_FALSE(check(upgrade("Host: 127.0.0.1\r\nOrigin: http://ui.example.org\r\n" + token), listed).accepted());
+  EXPECT_TRUE(
+      check(upgrade("Host: 127.0.0.1\r\nOrigin: https://ui.example.org:443\r\n" + token), listed).accepted());
+  EXPECT_FALSE(
+      check(upgrade("Host: 127.0.0.1\r\nOrigin: http://ui.example.org\r\n" + token), listed).accepted());
 }
 
 TEST(WsHandshakeTest, RebindingHostIsRefusedWith403) {
   const std::string token = "Authorization: Bearer s3cret\r\n";
-  for (const char* host : {"evil.example:7777", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example"}) {
+  for (const char* host :
+       {"evil.example:7777", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example"}) {
     auto verdict = check(upgrade("Host: " + std::string(host) + "\r\n" + token));
     EXPECT_EQ(verdict.status, 403u) << host;
     EXPECT_EQ(verdict.code, codes::kRpcHostRefused) << host;
   }
-  EXPECT_EQ(check(upgrade(token)).code, codes::kRpcHostRefused);  // no Host at all
+  EXPECT_EQ(check(upgrade(token)).code, codes::kRpcHostRefused);               // no Host at all
   EXPECT_TRUE(check(upgrade("Host: 127.0.0.2:7777\r\n" + token)).accepted());  // loopback
   EXPECT_FALSE(check(upgrade("Host: 192.168.1.5:7777\r\n" + token)).accepted());
   HandshakePolicy remote = policy();
@@ -101,7 +105,8 @@ TEST(WsHandshakeTest, ABodyIsRefusedAndAmbiguousHeadersToo) {
   EXPECT_EQ(check(upgrade(token + "Transfer-Encoding: chunked\r\n")).code, codes::kRpcBodyRefused);
   EXPECT_TRUE(check(upgrade(token + "Content-Length: 0\r\n")).accepted());
   EXPECT_EQ(check(upgrade(token + "Host: evil.example\r\n")).status, 400u);
-  EXPECT_EQ(check(upgrade(token + "Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\n")).status, 400u);
+  EXPECT_EQ(check(upgrade(token + "Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\n")).status,
+            400u);
 }
 
 TEST(WsHandshakeTest, PlainHttpAndBrokenHeadersAreNotUpgraded) {
@@ -109,7 +114,8 @@ TEST(WsHandshakeTest, PlainHttpAndBrokenHeadersAreNotUpgraded) {
   EXPECT_EQ(plain.status, 426u);
   EXPECT_FALSE(parse_handshake_header("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"));  // no end of header
   EXPECT_FALSE(parse_handshake_header("not http\r\n\r\n"));
-  EXPECT_FALSE(parse_handshake_header(upgrade("X-Pad: " + std::string(kMaxHandshakeHeaderBytes, 'a') + "\r\n")));
+  EXPECT_FALSE(
+      parse_handshake_header(upgrade("X-Pad: " + std::string(kMaxHandshakeHeaderBytes, 'a') + "\r\n")));
 }
 
 TEST(WsHandshakeTest, LoopbackAddresses) {

@@ -8,14 +8,11 @@
 // depth > kMaxJsonDepth, so everything the parser accepts the writer can encode and vice versa.
 #include "util/canonical_json.h"
 
-#include <optional>
-#include <set>
-#include <vector>
-
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -330,7 +327,8 @@ Result<nlohmann::json> parse_json(std::string_view text) {
         if (!open_objects.empty()) open_objects.pop_back();
         break;
       case json::parse_event_t::key:
-        if (!open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second && !duplicate) {
+        if (!open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second &&
+            !duplicate) {
           duplicate = parsed.get<std::string>();
         }
         break;

@@ -94,7 +94,8 @@ Result<void> create_private_directories(const fs::path& dir, const char* code) {
 Result<UniqueTemporary> create_unique_temporary(const fs::path& target, const char* code) {
   UniqueTemporary temporary;
   temporary.path = target.string() + ".tmp-" + random_hex(8);
-  temporary.fd = UniqueFd(::open(temporary.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  temporary.fd =
+      UniqueFd(::open(temporary.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!temporary.fd.valid()) {
     return fail(code, "cannot create " + temporary.path.string() + ": " + os_error(errno));
   }
@@ -124,7 +125,8 @@ Result<void> write_private_file(const fs::path& path, std::string_view bytes, st
   temporary.fd = UniqueFd();
   // rename() replaces a symlink at `path` rather than writing where it points.
   if (written && ::rename(temporary.path.c_str(), path.c_str()) != 0) {
-    written = fail(codes.io, "cannot write " + std::string(what) + " " + path.string() + ": " + os_error(errno));
+    written =
+        fail(codes.io, "cannot write " + std::string(what) + " " + path.string() + ": " + os_error(errno));
   }
   if (!written) {
     ::unlink(temporary.path.c_str());
@@ -150,8 +152,8 @@ Result<UniqueFd> open_private_file(const fs::path& path, std::string_view what, 
   if (::fstat(fd.get(), &st) != 0) return fail(codes.io, "cannot stat " + name + ": " + os_error(errno));
   if (!S_ISREG(st.st_mode)) return fail(codes.unsafe, name + " is not a regular file");
   if (st.st_uid != ::geteuid()) {
-    return fail(codes.unsafe, name + " belongs to user " + std::to_string(st.st_uid) +
-                                  ", not to this process's user");
+    return fail(codes.unsafe,
+                name + " belongs to user " + std::to_string(st.st_uid) + ", not to this process's user");
   }
   if ((st.st_mode & 077) != 0) {
     return fail(codes.permissions, name + " has mode " + octal_mode(st.st_mode) +

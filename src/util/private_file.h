@@ -64,14 +64,14 @@ std::string octal_mode(mode_t mode);
 Result<void> create_private_directories(const std::filesystem::path& dir, const char* code);
 
 struct UniqueTemporary {
-  UniqueFd fd;  // open for writing
+  UniqueFd fd;                 // open for writing
   std::filesystem::path path;  // "<target>.tmp-<16 hex digits>"
 };
 Result<UniqueTemporary> create_unique_temporary(const std::filesystem::path& target, const char* code);
 
 // Writes `bytes` as described above. `what` names the file in messages ("the token file").
-Result<void> write_private_file(const std::filesystem::path& path, std::string_view bytes, std::string_view what,
-                                const PrivateFileCodes& codes);
+Result<void> write_private_file(const std::filesystem::path& path, std::string_view bytes,
+                                std::string_view what, const PrivateFileCodes& codes);
 
 // Opens `path` read-only after the checks above; `missing` is set when it does not exist (the error is then
 // codes.io). `what` names the file in messages ("the master key file").

@@ -18,10 +18,8 @@ namespace fs = std::filesystem;
 using testing::mode_of;
 using testing::read_all;
 
-constexpr PrivateFileCodes kCodes{.io = "test.io", .unsafe = "test.unsafe", .permissions = "test.permissions"};
-
-
-
+constexpr PrivateFileCodes kCodes{
+    .io = "test.io", .unsafe = "test.unsafe", .permissions = "test.permissions"};
 
 TEST(PrivateFileTest, MissingDirectoriesAreCreated0700AndExistingOnesLeftAlone) {
   const testing::UmaskScope umask(0);  // the widest: mkdir would give 0700 only because it is asked for

@@ -30,7 +30,8 @@ std::string terminal_safe(std::string_view text, LineBreaks breaks) {
     if (byte < 0x80) {
       if (byte == '\t' || (byte == '\n' && breaks == LineBreaks::kKeep)) {
         out += static_cast<char>(byte);
-      } else if (byte == '\r' && breaks == LineBreaks::kKeep && at + 1 < text.size() && text[at + 1] == '\n') {
+      } else if (byte == '\r' && breaks == LineBreaks::kKeep && at + 1 < text.size() &&
+                 text[at + 1] == '\n') {
         // The CR of a CRLF moves the cursor where the LF's line starts anyway: nothing is hidden by it.
       } else if (byte < 0x20) {
         out += '^';

@@ -14,8 +14,9 @@
 //   - tab is kept; newline is kept (LineBreaks::kKeep) or shown as "^J" (LineBreaks::kShow, for one-line
 //     contexts such as a log line, which must not fake the next one).
 // Every character is mapped on its own, so text cut between characters (streamed deltas) maps to the same
-// output as the whole (but for a CRLF cut between its CR and LF, whose CR is then shown); the result is idempotent (safe text maps to itself) and holds no byte below
-// 0x20 but newline and tab. Pure functions, any thread.
+// output as the whole (but for a CRLF cut between its CR and LF, whose CR is then shown); the result is
+// idempotent (safe text maps to itself) and holds no byte below 0x20 but newline and tab. Pure functions, any
+// thread.
 #pragma once
 
 #include <mutex>

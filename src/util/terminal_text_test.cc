@@ -29,7 +29,9 @@ TEST(TerminalTextTest, EscapeSequencesAreShownInCaretNotation) {
   // An OSC that sets the window title, a clear-screen and a cursor movement to the top-left corner.
   EXPECT_EQ(terminal_safe("\x1b]0;pwned\x07"), "^[]0;pwned^G");
   EXPECT_EQ(terminal_safe("\x1b[2J\x1b[H"), "^[[2J^[[H");
-  EXPECT_EQ(terminal_safe("\x1b" "P+q\x1b\\"), "^[P+q^[\\");  // DCS ... ST
+  EXPECT_EQ(terminal_safe("\x1b"
+                          "P+q\x1b\\"),
+            "^[P+q^[\\");  // DCS ... ST
   EXPECT_EQ(terminal_safe(std::string("a\0b", 3)), "a^@b");
 }
 
@@ -51,11 +53,19 @@ TEST(TerminalTextTest, OneLineContextsShowTheNewline) {
 }
 
 TEST(TerminalTextTest, C1ControlsAndBidiOverridesAreShownAsCodePoints) {
-  EXPECT_EQ(terminal_safe("\xc2\x9b" "2J"), "<U+009B>2J");         // CSI as a character
-  EXPECT_EQ(terminal_safe("\xc2\x9d" "0;t\xc2\x9c"), "<U+009D>0;t<U+009C>");  // OSC ... ST
-  EXPECT_EQ(terminal_safe("\xc2\x85"), "<U+0085>");                 // NEL
-  EXPECT_EQ(terminal_safe("access \xe2\x80\xae" "resu\xe2\x80\xac"), "access <U+202E>resu<U+202C>");
-  EXPECT_EQ(terminal_safe("\xe2\x81\xa6" "x\xe2\x81\xa9"), "<U+2066>x<U+2069>");
+  EXPECT_EQ(terminal_safe("\xc2\x9b"
+                          "2J"),
+            "<U+009B>2J");  // CSI as a character
+  EXPECT_EQ(terminal_safe("\xc2\x9d"
+                          "0;t\xc2\x9c"),
+            "<U+009D>0;t<U+009C>");                  // OSC ... ST
+  EXPECT_EQ(terminal_safe("\xc2\x85"), "<U+0085>");  // NEL
+  EXPECT_EQ(terminal_safe("access \xe2\x80\xae"
+                          "resu\xe2\x80\xac"),
+            "access <U+202E>resu<U+202C>");
+  EXPECT_EQ(terminal_safe("\xe2\x81\xa6"
+                          "x\xe2\x81\xa9"),
+            "<U+2066>x<U+2069>");
   EXPECT_EQ(terminal_safe("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xad"), "<U+202A><U+202B><U+202D>");
   // Neighbours of the ranges are ordinary characters.
   EXPECT_EQ(terminal_safe("\xc2\xa0\xe2\x80\xa9\xe2\x81\xa5"), "\xc2\xa0\xe2\x80\xa9\xe2\x81\xa5");
@@ -63,8 +73,11 @@ TEST(TerminalTextTest, C1ControlsAndBidiOverridesAreShownAsCodePoints) {
 
 TEST(TerminalTextTest, BytesThatAreNotUtf8BecomeTheReplacementCharacter) {
   // A raw 0x9B is an 8-bit CSI to a terminal that reads Latin-1.
-  EXPECT_EQ(terminal_safe("\x9b" "2J"), "\xEF\xBF\xBD" "2J");
-  EXPECT_EQ(terminal_safe("\xc2"), "\xEF\xBF\xBD");          // cut short
+  EXPECT_EQ(terminal_safe("\x9b"
+                          "2J"),
+            "\xEF\xBF\xBD"
+            "2J");
+  EXPECT_EQ(terminal_safe("\xc2"), "\xEF\xBF\xBD");                  // cut short
   EXPECT_EQ(terminal_safe("\xc0\x9b"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
 }
 
@@ -108,7 +121,8 @@ TEST(TerminalTextTest, TheStreambufWritesSafeTextAndJoinsACharacterCutBetweenWri
   {
     TerminalSafeStreambuf filter(target.rdbuf());
     std::ostream out(&filter);
-    out << "keel: error: " << "\x1b]0;pwned\x07" << std::flush;
+    out << "keel: error: "
+        << "\x1b]0;pwned\x07" << std::flush;
     EXPECT_EQ(target.str(), "keel: error: ^[]0;pwned^G");
     // U+202E written in two pieces, with a flush in between: held until whole, then shown.
     out << "\xe2\x80" << std::flush;

@@ -30,9 +30,10 @@ TEST(Utf8, DecodesEachLength) {
 }
 
 TEST(Utf8, BrokenInputDecodesAsReplacementOfOneByte) {
-  for (std::string_view broken : {std::string_view("\x80"), std::string_view("\xC3"),  // cut short
-                                  std::string_view("\xE2\x80"), std::string_view("\xC3("),  // bad continuation
-                                  std::string_view("\xFF")}) {
+  for (std::string_view broken :
+       {std::string_view("\x80"), std::string_view("\xC3"),       // cut short
+        std::string_view("\xE2\x80"), std::string_view("\xC3("),  // bad continuation
+        std::string_view("\xFF")}) {
     const Utf8Char c = decode_utf8(broken);
     EXPECT_EQ(c.code_point, 0xFFFDu);
     EXPECT_EQ(c.length, 1u);

@@ -407,10 +407,12 @@ class Driver {
         runs = std::move(*listed);
         queued = *counted;
       }
-      if (queued > 8) append_durably(dir_ / kObservedFile, "queue holds " + std::to_string(queued) + " inputs");
+      if (queued > 8)
+        append_durably(dir_ / kObservedFile, "queue holds " + std::to_string(queued) + " inputs");
       bool resting = queued == 0;
       for (const RunRecord& run : runs) {
-        if (run.state == RunState::kWaitingApproval && run.pending_tool && run.pending_tool->contains("approvalId")) {
+        if (run.state == RunState::kWaitingApproval && run.pending_tool &&
+            run.pending_tool->contains("approvalId")) {
           const std::string approval = (*run.pending_tool)["approvalId"].get<std::string>();
           if (!request("approve-" + approval, "approval.response",
                        {{"threadId", *thread}, {"approvalId", approval}, {"decision", "accept"}})) {
@@ -479,7 +481,8 @@ int run_agent(const fs::path& dir, const std::string& kill_on_ack) {
   for (auto [name, recovery] : {std::pair{kRecordSafe, ToolRecovery::kRetrySafe},
                                 std::pair{kRecordInspect, ToolRecovery::kInspectFirst},
                                 std::pair{kRecordOnce, ToolRecovery::kNeverRetry}}) {
-    auto registered = tools.register_tool(std::make_shared<RecordingTool>(name, recovery, dir / kEffectsFile));
+    auto registered =
+        tools.register_tool(std::make_shared<RecordingTool>(name, recovery, dir / kEffectsFile));
     if (!registered) {
       std::cerr << registered.error().to_string() << "\n";
       return kExitSetupFailed;

@@ -75,7 +75,8 @@ class AgentProcess {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     const std::string log = (dir / "agent.log").string();
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     std::vector<std::string> argv = {dir.string()};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -124,8 +125,7 @@ class AgentProcess {
         pid_ = -1;
         return Exit{.killed = WIFSIGNALED(status), .status = WIFEXITED(status) ? WEXITSTATUS(status) : -1};
       }
-      std::this_thread::sleep_for(std::min<std::chrono::microseconds>(std::chrono::microseconds(200),
-                                                                       delay));
+      std::this_thread::sleep_for(std::min<std::chrono::microseconds>(std::chrono::microseconds(200), delay));
     }
     ::kill(pid_, SIGKILL);
     return wait();

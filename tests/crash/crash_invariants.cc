@@ -77,7 +77,8 @@ class Checker {
 
   void check_answers() {
     for (const ScenarioCommand& command : scenario_commands()) {
-      if (!answers_.contains(command.id)) check_.violations.push_back("command " + command.id + " never answered");
+      if (!answers_.contains(command.id))
+        check_.violations.push_back("command " + command.id + " never answered");
     }
   }
 
@@ -153,11 +154,12 @@ class Checker {
       auto found = occurrences(command.text);
       const bool was_acked = acked(answers_, command.id);
       if (was_acked && found.size() != 1) {
-        check_.violations.push_back("ACKed " + command.id + " is on the path " + std::to_string(found.size()) +
-                                    " times");
+        check_.violations.push_back("ACKed " + command.id + " is on the path " +
+                                    std::to_string(found.size()) + " times");
       }
       if (!was_acked && found.size() > 1) {
-        check_.violations.push_back(command.id + " is on the path " + std::to_string(found.size()) + " times");
+        check_.violations.push_back(command.id + " is on the path " + std::to_string(found.size()) +
+                                    " times");
       }
       if (command.method != "turn.steer" || !was_acked || found.size() != 1) continue;
       ++check_.steers_acked;
@@ -223,7 +225,8 @@ class Checker {
     }
     for (const Message& message : *messages) {
       for (const ToolCall& call : message.tool_calls) {
-        if (!answered.contains(call.id)) check_.violations.push_back("tool call " + call.id + " has no result");
+        if (!answered.contains(call.id))
+          check_.violations.push_back("tool call " + call.id + " has no result");
       }
     }
   }
@@ -243,7 +246,8 @@ class Checker {
     }
     int turns = 0;
     for (const ScenarioCommand& command : scenario_commands()) {
-      turns += (command.method == "turn.submit" || command.method == "turn.enqueue") && acked(answers_, command.id);
+      turns += (command.method == "turn.submit" || command.method == "turn.enqueue") &&
+               acked(answers_, command.id);
     }
     if (static_cast<int>(listed->size()) != turns) {
       check_.violations.push_back(std::to_string(turns) + " turns were ACKed but " +

@@ -60,14 +60,11 @@ inline constexpr int kHoldStoreMs = 1000;
 
 inline std::vector<ScenarioCommand> scenario_commands() {
   return {
-      {"create", "thread.create", ""},
-      {"submit-1", "turn.submit", "task 1"},
-      {"steer-1", "turn.steer", "steer 1"},
-      {"steer-2", "turn.steer", "steer 2"},
+      {"create", "thread.create", ""},         {"submit-1", "turn.submit", "task 1"},
+      {"steer-1", "turn.steer", "steer 1"},    {"steer-2", "turn.steer", "steer 2"},
       {"interrupt-1", "turn.interrupt", ""},  // turn 1
       {"resume-1", "run.resume", ""},         // turn 1's run
-      {"enqueue-2", "turn.enqueue", "task 2"},
-      {"enqueue-3", "turn.enqueue", "task 3"},
+      {"enqueue-2", "turn.enqueue", "task 2"}, {"enqueue-3", "turn.enqueue", "task 3"},
   };
 }
 

@@ -33,9 +33,10 @@ using testing::RecordingHandler;
 class TlsPeer {
  public:
   explicit TlsPeer(const keel::testing::TempDir& dir) : dir_(dir) {
-    const std::string make_cert = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
-                                  " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '" +
-                                  dir.file("key.pem") + "' -out '" + dir.file("cert.pem") + "' 2>/dev/null";
+    const std::string make_cert =
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+        " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '" +
+        dir.file("key.pem") + "' -out '" + dir.file("cert.pem") + "' 2>/dev/null";
     if (std::system(make_cert.c_str()) != 0) {
       ADD_FAILURE() << "openssl could not make a certificate (scripts/setup.sh installs openssl)";
       return;
@@ -43,11 +44,13 @@ class TlsPeer {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     const std::string log = dir.file("s_server.log");
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    std::vector<std::string> args = {"openssl", "s_server", "-key", dir.file("key.pem"), "-cert",
-                                     dir.file("cert.pem"), "-accept", "127.0.0.1:0", "-www"};
+    std::vector<std::string> args = {"openssl",           "s_server",    "-key",
+                                     dir.file("key.pem"), "-cert",       dir.file("cert.pem"),
+                                     "-accept",           "127.0.0.1:0", "-www"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -57,7 +57,7 @@ struct HttpProvider::Shared {
   RetryPolicy retry;
 
   std::mutex mu;
-  bool stopped = false;                         // guarded by mu: the provider is being destroyed
+  bool stopped = false;                          // guarded by mu: the provider is being destroyed
   std::vector<std::weak_ptr<Exchange>> running;  // guarded by mu; expired entries are dropped as it grows
   size_t running_after_prune = 8;                // guarded by mu: running's size after the last pruning
 };
@@ -67,7 +67,10 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
  public:
   Exchange(std::shared_ptr<Shared> shared, std::string body, CancellationToken cancel,
            std::shared_ptr<ProviderSink> sink)
-      : provider_(std::move(shared)), body_(std::move(body)), cancel_(std::move(cancel)), sink_(std::move(sink)) {}
+      : provider_(std::move(shared)),
+        body_(std::move(body)),
+        cancel_(std::move(cancel)),
+        sink_(std::move(sink)) {}
 
   void begin() {
     std::weak_ptr<Exchange> weak = weak_from_this();
@@ -96,9 +99,9 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     if (!is_success(status)) return;
     const std::string type = lower(find_header(headers, "content-type").value_or(""));
     if (type.find("text/event-stream") == std::string::npos) {
-      fail_attempt(Error(codes::kProviderNotSse, provider_->options.name + " answered " + std::to_string(status) +
-                                                     " with content type '" + type.substr(0, 80) +
-                                                     "', not an event stream"));
+      fail_attempt(Error(codes::kProviderNotSse, provider_->options.name + " answered " +
+                                                     std::to_string(status) + " with content type '" +
+                                                     type.substr(0, 80) + "', not an event stream"));
       return;
     }
     stream_.emplace(provider_->codec->new_decoder());
@@ -152,14 +155,14 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     for (ProviderEvent& event : events) sink_->on_event(std::move(event));
     if (!failure) return done({});
     if (failure->code() != codes::kCancelled) {
-      const RetryDecision decision = provider_->retry.decide(FailedAttempt{.attempt = attempt_,
-                                                                           .output_streamed = output_streamed_,
-                                                                           .http_status = http_status,
-                                                                           .retry_after = retry_after_,
-                                                                           .retry_after_ms = retry_after_ms_,
-                                                                           .overloaded = overloaded,
-                                                                           .transport_retryable =
-                                                                               transport_retryable});
+      const RetryDecision decision =
+          provider_->retry.decide(FailedAttempt{.attempt = attempt_,
+                                                .output_streamed = output_streamed_,
+                                                .http_status = http_status,
+                                                .retry_after = retry_after_,
+                                                .retry_after_ms = retry_after_ms_,
+                                                .overloaded = overloaded,
+                                                .transport_retryable = transport_retryable});
       if (decision.retry) return schedule_retry(decision.delay);
     }
     done(fail(*failure));
@@ -297,7 +300,8 @@ HttpProvider::~HttpProvider() {
 
 std::string HttpProvider::name() const { return shared_->options.name; }
 
-void HttpProvider::stream(ProviderRequest request, CancellationToken cancel, std::shared_ptr<ProviderSink> sink) {
+void HttpProvider::stream(ProviderRequest request, CancellationToken cancel,
+                          std::shared_ptr<ProviderSink> sink) {
   auto body = shared_->codec->encode(request, shared_->options.capabilities);
   if (!body) return sink->on_done(fail(body.error()));
   auto exchange = std::make_shared<Exchange>(shared_, body->dump(), std::move(cancel), sink);
@@ -317,7 +321,8 @@ void HttpProvider::stream(ProviderRequest request, CancellationToken cancel, std
     }
   }
   if (!exchange) {
-    return sink->on_done(fail(codes::kCancelled, "the request to " + shared_->options.name + " was cancelled"));
+    return sink->on_done(
+        fail(codes::kCancelled, "the request to " + shared_->options.name + " was cancelled"));
   }
   exchange->begin();
 }

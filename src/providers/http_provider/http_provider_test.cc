@@ -128,8 +128,9 @@ class HttpProviderTest : public ::testing::TestWithParam<WireFormat> {
     request.model = "test-model";
     request.system_prompt = "be brief";
     request.messages = messages;
-    request.tools.push_back(ProviderTool{"get_weather", "the weather of a city",
-                                         json{{"type", "object"}, {"properties", {{"city", {{"type", "string"}}}}}}});
+    request.tools.push_back(
+        ProviderTool{"get_weather", "the weather of a city",
+                     json{{"type", "object"}, {"properties", {{"city", {{"type", "string"}}}}}}});
     provider_->stream(std::move(request), std::move(cancel), sink);
     return sink;
   }
@@ -143,15 +144,16 @@ class HttpProviderTest : public ::testing::TestWithParam<WireFormat> {
 };
 
 TEST_P(HttpProviderTest, StreamsTextReasoningParallelCallsAndUsageEndingInOneFinish) {
-  serve(json::array({{{"usage", {{"input_tokens", 120}, {"output_tokens", 40}, {"cached_input_tokens", 100}}},
-                      {"steps",
-                       {{{"type", "reasoning"}, {"text", "Two cities."}, {"signature", "c2ln"}, {"chunk_size", 4}},
-                        {{"type", "text"}, {"text", "Let me check both."}, {"chunk_size", 3}},
-                        {{"type", "tool_calls"},
-                         {"chunk_size", 5},
-                         {"calls",
-                          {{{"id", "call_1"}, {"name", "get_weather"}, {"arguments", {{"city", "Paris"}}}},
-                           {{"id", "call_2"}, {"name", "get_weather"}, {"arguments", {{"city", "Rome"}}}}}}}}}}}));
+  serve(json::array(
+      {{{"usage", {{"input_tokens", 120}, {"output_tokens", 40}, {"cached_input_tokens", 100}}},
+        {"steps",
+         {{{"type", "reasoning"}, {"text", "Two cities."}, {"signature", "c2ln"}, {"chunk_size", 4}},
+          {{"type", "text"}, {"text", "Let me check both."}, {"chunk_size", 3}},
+          {{"type", "tool_calls"},
+           {"chunk_size", 5},
+           {"calls",
+            {{{"id", "call_1"}, {"name", "get_weather"}, {"arguments", {{"city", "Paris"}}}},
+             {{"id", "call_2"}, {"name", "get_weather"}, {"arguments", {{"city", "Rome"}}}}}}}}}}}));
   auto sink = run();
   ASSERT_TRUE(sink->wait()) << sink->wait().error().to_string();
   EXPECT_EQ(sink->text(), "Let me check both.");
@@ -163,7 +165,9 @@ TEST_P(HttpProviderTest, StreamsTextReasoningParallelCallsAndUsageEndingInOneFin
   for (const ProviderEvent& event : sink->events()) {
     std::visit(Overloaded{[&](const provider_event::ReasoningDelta& r) { reasoning += r.text; },
                           [&](const provider_event::ToolCallStart& s) { names[s.index] = s.name; },
-                          [&](const provider_event::ToolCallDelta& d) { arguments[d.index] += d.arguments_fragment; },
+                          [&](const provider_event::ToolCallDelta& d) {
+                            arguments[d.index] += d.arguments_fragment;
+                          },
                           [&](const provider_event::Usage& u) { usage = u.usage; },
                           [&](const provider_event::Finish& f) {
                             ++finishes;
@@ -237,8 +241,9 @@ TEST_P(HttpProviderTest, AnErrorAfterOutputWasStreamedIsNotRetried) {
 }
 
 TEST_P(HttpProviderTest, ACutStreamIsTruncatedAndANonSseAnswerIsNotSse) {
-  serve(json::array({{{"steps", {{{"type", "text"}, {"text", "half"}}, {{"type", "disconnect"}}}}},
-                     {{"steps", {{{"type", "not_sse"}, {"content_type", "text/html"}, {"body", "<html>proxy</html>"}}}}}}));
+  serve(json::array(
+      {{{"steps", {{{"type", "text"}, {"text", "half"}}, {{"type", "disconnect"}}}}},
+       {{"steps", {{{"type", "not_sse"}, {"content_type", "text/html"}, {"body", "<html>proxy</html>"}}}}}}));
   auto cut = run();
   auto first = cut->wait();
   ASSERT_FALSE(first);

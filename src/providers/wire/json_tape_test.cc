@@ -158,7 +158,8 @@ TEST(JsonTapeTest, RefusesANumberThatOverflowsADoubleAndTakesOneThatUnderflows) 
     EXPECT_FALSE(nlohmann::json::accept(text)) << text;
     EXPECT_FALSE(tape.parse(text)) << text;
   }
-  for (const char* text : {"1e-400", "-2.5e-330", "0.0000001e-320", "1e308", "123456789012345678901234567890"}) {
+  for (const char* text :
+       {"1e-400", "-2.5e-330", "0.0000001e-320", "1e308", "123456789012345678901234567890"}) {
     EXPECT_TRUE(nlohmann::json::accept(text)) << text;
     auto parsed = tape.parse(text);
     ASSERT_TRUE(parsed) << text;

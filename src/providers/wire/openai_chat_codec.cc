@@ -297,8 +297,8 @@ Result<void> ChatDecoder::on_done(std::vector<ProviderEvent>& out) {
     // "stop" with tool calls stays end, which the engine refuses as a protocol error before any tool runs
     // (spec §2), unless the provider is configured to take it as tool_calls (see the header).
     reason = !calls_.empty() && stop_with_tool_calls_is_tool_use_ ? StopReason::kToolUse
-             : refused_ && calls_.empty()                          ? StopReason::kContentFilter
-                                                                   : StopReason::kEnd;
+             : refused_ && calls_.empty()                         ? StopReason::kContentFilter
+                                                                  : StopReason::kEnd;
   } else if (raw == "tool_calls" || raw == "function_call") {
     reason = StopReason::kToolUse;
   } else if (raw == "length") {

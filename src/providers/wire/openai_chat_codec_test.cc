@@ -125,7 +125,8 @@ TEST(OpenAiChatDecodeTest, CallsWithoutIndexFromCompatibleServersAreTakenWhole) 
 // Spec §2: tool calls with a stop reason other than tool_use fail closed. "stop" stays end, which the engine
 // refuses before any tool runs, unless the provider is configured for servers that end tool calls so.
 TEST(OpenAiChatDecodeTest, StopAfterToolCallsIsEndUnlessTheProviderTakesItAsToolUse) {
-  const json calls = {{"tool_calls", {{{"index", 0}, {"id", "c1"}, {"function", {{"name", "a"}, {"arguments", "{}"}}}}}}};
+  const json calls = {
+      {"tool_calls", {{{"index", 0}, {"id", "c1"}, {"function", {{"name", "a"}, {"arguments", "{}"}}}}}}};
   const std::string stream = chunk(calls) + chunk(json::object(), "stop") + kDone;
   const Summary strict = decode_ok(kChat, stream);
   ASSERT_EQ(strict.calls.size(), 1u);

@@ -40,8 +40,8 @@ std::optional<WireFormat> parse_wire_format(std::string_view name);
 // tokens counted inside input_tokens, and exactly one Finish, last, after the format's terminal event.
 //
 // Tool-call arguments are passed through as the provider sent them, even when they are not JSON: the engine
-// parses them when the response is complete (engine/call_executor.cc, tool.arguments_not_json) and answers the model
-// with the error, which is what lets a model correct itself.
+// parses them when the response is complete (engine/call_executor.cc, tool.arguments_not_json) and answers
+// the model with the error, which is what lets a model correct itself.
 //
 // Errors: an error event in the stream becomes its coded provider error (provider.overloaded,
 // provider.rate_limited, ... retryable when waiting may help); malformed JSON is provider.bad_event_json;

@@ -23,8 +23,8 @@
 namespace keel::providers {
 namespace {
 
-using nlohmann::json;
 using model_server::Api;
+using nlohmann::json;
 
 ContentBlock text_block(std::string text) {
   ContentBlock block;
@@ -85,9 +85,11 @@ class WireHistoryTest : public ::testing::Test {
   void refused_reply(std::string said) {
     std::vector<ContentBlock> content;
     if (!said.empty()) content.push_back(text_block(std::move(said)));
-    json body = *encode_assistant_message(
-        {.content = std::move(content), .stop_reason = AssistantStopReason::kError, .provider_stop_reason = "protocol_error"});
-    body["protocolError"] = "the response has 1 tool call(s) but stop reason 'end' (end_turn); no tool was run";
+    json body = *encode_assistant_message({.content = std::move(content),
+                                           .stop_reason = AssistantStopReason::kError,
+                                           .provider_stop_reason = "protocol_error"});
+    body["protocolError"] =
+        "the response has 1 tool call(s) but stop reason 'end' (end_turn); no tool was run";
     append(NodeKind::kAssistantMessage, std::move(body));
   }
   void call(const std::string& id, const std::string& assistant_node) {
@@ -170,8 +172,9 @@ TEST_F(WireHistoryTest, BreakerNoticesStoredBetweenParallelResultsAreSentAfterTh
   EXPECT_EQ(requests(/*offer_tools=*/false).size(), 3u) << "the final request after tools went off";
   for (const auto& [api, body] : requests()) {
     if (api == Api::kChatCompletions) {
-      EXPECT_EQ(roles(api, body), (std::vector<std::string>{"user", "assistant", "tool", "tool", "tool", "tool",
-                                                            "tool", "tool", "user", "user", "assistant", "user"}));
+      EXPECT_EQ(roles(api, body),
+                (std::vector<std::string>{"user", "assistant", "tool", "tool", "tool", "tool", "tool", "tool",
+                                          "user", "user", "assistant", "user"}));
     }
   }
 }

@@ -203,7 +203,8 @@ void damage_settings_page(const std::string& path) {
     page_size = raw.integer("PRAGMA page_size");
   }
   ASSERT_GT(root, 1);
-  overwrite_bytes(path, static_cast<size_t>((root - 1) * page_size), random_bytes(static_cast<size_t>(page_size), 99));
+  overwrite_bytes(path, static_cast<size_t>((root - 1) * page_size),
+                  random_bytes(static_cast<size_t>(page_size), 99));
 }
 
 // Steady time that jumps a second at every reading: any budget runs out at the first look.
@@ -248,7 +249,8 @@ TEST_F(SqliteBadInputTest, QuickCheckThatRunsOutOfTimeIsAbandonedAndTheStoreOpen
     RawDb raw(path());
     page_size = raw.integer("PRAGMA page_size");
   }
-  overwrite_bytes(path(), size - static_cast<size_t>(page_size), random_bytes(static_cast<size_t>(page_size), 5));
+  overwrite_bytes(path(), size - static_cast<size_t>(page_size),
+                  random_bytes(static_cast<size_t>(page_size), 5));
   auto checked = open_sqlite_store(options());
   ASSERT_FALSE(checked) << "with time enough, the check finds the damage";
   EXPECT_EQ(checked.error().code(), codes::kStoreCorrupt);
@@ -528,7 +530,8 @@ TEST_F(SqliteBadInputTest, OversizedValueIsRefusedBeforeItIsWritten) {
     ASSERT_FALSE(text);
     EXPECT_EQ(text.error().code(), codes::kStorePayloadTooLarge) << text.error().to_string();
     auto blob = (*tx)->execute(
-        "INSERT INTO credentials (id, shape, nonce, ciphertext, created_at, rotated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO credentials (id, shape, nonce, ciphertext, created_at, rotated_at) VALUES (?, ?, ?, ?, "
+        "?, ?)",
         {"c", "shape", Blob{"n"}, Blob{std::string(1000, 'b')}, 1, 1});
     ASSERT_FALSE(blob);
     EXPECT_EQ(blob.error().code(), codes::kStorePayloadTooLarge);

@@ -63,10 +63,10 @@ class Child {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
 
-    auto spawned = testing::spawn_child(KEEL_CRASH_WRITER,
-                                        {db, std::to_string(threads), std::to_string(kRowsPerTx),
-                                         std::to_string(first_id), "30"},
-                                        failpoints, &actions);
+    auto spawned = testing::spawn_child(
+        KEEL_CRASH_WRITER,
+        {db, std::to_string(threads), std::to_string(kRowsPerTx), std::to_string(first_id), "30"}, failpoints,
+        &actions);
     posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);
     if (!spawned) {

@@ -14,6 +14,8 @@
 // Poisoning. A failed COMMIT, a failed savepoint rollback, or SQLite rolling the outer transaction back on
 // its own (IOERR, FULL during commit) leaves durability unknown; from then on every write fails with
 // store.poisoned until the store is reopened, which recovers from the WAL.
+#include "keel/sqlite_store.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -31,7 +33,6 @@
 
 #include "keel/clock.h"
 #include "keel/error_codes.h"
-#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "store/schema.h"
 #include "store/sqlite/checkpointer.h"
@@ -236,8 +237,10 @@ class SqliteStore final : public Store {
     sqlite3_progress_handler(writer_->handle(), 0, nullptr, nullptr);
     if (budget.expired) return {};
     const std::string recovery =
-        ". keel changed nothing in it. Stop keel, keep a copy of the file (with its -wal and -shm files), then "
-        "restore a backup, or salvage what is intact with `sqlite3 " + options_.path +
+        ". keel changed nothing in it. Stop keel, keep a copy of the file (with its -wal and -shm files), "
+        "then "
+        "restore a backup, or salvage what is intact with `sqlite3 " +
+        options_.path +
         " .recover | sqlite3 recovered.db` and point store.path at the result (docs/store.md, \"Damage\"); "
         "store.quick_check_ms = 0 skips this check";
     if (!rows) {

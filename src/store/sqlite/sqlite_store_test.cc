@@ -1,5 +1,7 @@
 // Tests of the SQLite Store backend: transactions, snapshots, group commit, poisoning, migrations.
 // Bad input lives in sqlite_bad_input_test.cc, process crashes in sqlite_crash_test.cc.
+#include "keel/sqlite_store.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "keel/error_codes.h"
-#include "keel/sqlite_store.h"
 #include "keel/store.h"
 #include "testing/settings_rows.h"
 #include "testing/temp_dir.h"

@@ -20,7 +20,7 @@ namespace keel::builtin {
 struct BuiltinToolsOptions {
   std::optional<std::filesystem::path> workspace_root = std::nullopt;
   WorkspaceLimits workspace_limits = {};
-  Scheduler* scheduler = nullptr;    // must outlive the registered wait tool's calls
+  Scheduler* scheduler = nullptr;  // must outlive the registered wait tool's calls
   bool interactions = false;
 };
 

@@ -62,7 +62,8 @@ TEST(BuiltinToolsTest, EveryBuiltinIsALocalToolWithAClosedSchemaAndOnlyTheReadTo
     EXPECT_EQ(d.level, ToolLevel::kBuiltin) << name;
     EXPECT_EQ(d.binding.kind, ToolBinding::Kind::kLocal) << name;
     EXPECT_EQ(d.trust, readers.contains(name) ? ToolTrust::kUntrusted : ToolTrust::kTrusted) << name;
-    EXPECT_EQ(d.provenance, readers.contains(name) ? ToolProvenance::kWorkspace : ToolProvenance::kTool) << name;
+    EXPECT_EQ(d.provenance, readers.contains(name) ? ToolProvenance::kWorkspace : ToolProvenance::kTool)
+        << name;
     EXPECT_EQ(d.effects, writers.contains(name) ? ToolEffects::kWrite : ToolEffects::kRead) << name;
     EXPECT_EQ(d.parameters.at("additionalProperties"), false) << name;
     EXPECT_TRUE(d.parameters.at("required").is_array()) << name;

@@ -35,7 +35,6 @@
 #include "testing/child_process.h"
 #include "testing/temp_dir.h"
 
-
 namespace keel {
 namespace {
 
@@ -292,8 +291,9 @@ TEST_F(ChatTest, EnterWhileTheTurnWaitsOnATimerSteersItAndTheSteerIsReadAfterThe
   // interrupt or the turn's end); it enters the first model request after the wait, after the call's result.
   chat->type("afterwards\r");
   EXPECT_TRUE(chat->wait_for("· steered: the running turn takes it at its next model request"));
-  EXPECT_TRUE(chat->wait_for(
-      "← set_timer\\n(.*\\n)*↳ steer: afterwards\\n(.*\\n)*the steer was read after the timer\\.\\n— completed"));
+  EXPECT_TRUE(
+      chat->wait_for("← set_timer\\n(.*\\n)*↳ steer: afterwards\\n(.*\\n)*the steer was read after the "
+                     "timer\\.\\n— completed"));
   ASSERT_EQ(server_->requests().size(), 2u);
   EXPECT_NE(request_body(1).find("afterwards"), std::string::npos) << request_body(1);
   EXPECT_EQ(leave(*chat), 0);
@@ -415,7 +415,8 @@ TEST_F(ChatTest, AWriteAsksForApprovalInlineAndYesLetsItRun) {
   }));
   auto chat = start_chat();
   chat->type("write the note\r");
-  EXPECT_TRUE(chat->wait_for("\\? approve write_file \\(write\\): create file\\n  target  /.*/note\\.txt\\n"));
+  EXPECT_TRUE(
+      chat->wait_for("\\? approve write_file \\(write\\): create file\\n  target  /.*/note\\.txt\\n"));
   EXPECT_TRUE(chat->wait_for("or remember: write_file \\(write\\) on this machine, in this thread"));
   ASSERT_TRUE(chat->wait_for_input_line("\\[y\\] once.*\\[n\\] decline >$"));
   EXPECT_FALSE(std::filesystem::exists(workspace() / "note.txt")) << "written before the approval";
@@ -492,18 +493,21 @@ constexpr char kHostileText[] =
 json hostile_script() {
   return json::array({
       {{"steps", {tool_call_step("call_read", "read_file", {{"path", "evil.txt"}})}}},
-      {{"steps", {tool_call_step("call_ask", "ask_user", {{"question", std::string("\x1b[2J\x1b]0;q\x07Proceed?")}})}}},
-      {{"steps", {text_step(std::string("model says \x1b]0;model-title\x07\x1b[2J\x1b[5;1Happroval: accepted ")),
-                  text_step("the end.")}}},
+      {{"steps",
+        {tool_call_step("call_ask", "ask_user",
+                        {{"question", std::string("\x1b[2J\x1b]0;q\x07Proceed?")}})}}},
+      {{"steps",
+        {text_step(std::string("model says \x1b]0;model-title\x07\x1b[2J\x1b[5;1Happroval: accepted ")),
+         text_step("the end.")}}},
   });
 }
 
 // What no terminal may receive from keel when the hostile text above was shown (keel's own drawing uses
 // none of these: SGR colours, \x1b[J and cursor-up/forward only).
 void expect_no_raw_control_sequences(const std::string& raw) {
-  for (const std::string& bad : {std::string("\x1b]"), std::string("\x1b[2J"), std::string("\x1b[5;1H"),
-                                std::string("\x1b[8m"), std::string("\x07"), std::string("\b"),
-                                std::string("\xe2\x80\xae")}) {
+  for (const std::string& bad :
+       {std::string("\x1b]"), std::string("\x1b[2J"), std::string("\x1b[5;1H"), std::string("\x1b[8m"),
+        std::string("\x07"), std::string("\b"), std::string("\xe2\x80\xae")}) {
     EXPECT_EQ(raw.find(bad), std::string::npos) << "raw on the terminal: " << ::testing::PrintToString(bad);
   }
 }
@@ -522,7 +526,8 @@ TEST_F(ChatTest, ControlSequencesFromAFileAQuestionAndTheModelAreShownNotObeyed)
             std::string::npos)
       << screen;
   EXPECT_NE(screen.find("<U+202E>txt.exe"), std::string::npos) << screen;
-  EXPECT_NE(screen.find("model says ^[]0;model-title^G^[[2J^[[5;1Happroval: accepted the end."), std::string::npos)
+  EXPECT_NE(screen.find("model says ^[]0;model-title^G^[[2J^[[5;1Happroval: accepted the end."),
+            std::string::npos)
       << screen;
   EXPECT_EQ(leave(*chat), 0);
   expect_no_raw_control_sequences(chat->raw());

@@ -2,8 +2,8 @@
 // person sees, what programs get with --json, the exit statuses, approvals by policy, the store lock, and a
 // turn interrupted with Ctrl-C then resumed.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -97,7 +97,8 @@ json text_reply(const std::string& match, const std::string& text) {
 
 json call_reply(const std::string& match, const std::string& id, const std::string& tool, json arguments) {
   return {{"match", match},
-          {"steps", {{{"type", "tool_calls"}, {"calls", {{{"id", id}, {"name", tool}, {"arguments", arguments}}}}}}}};
+          {"steps",
+           {{{"type", "tool_calls"}, {"calls", {{{"id", id}, {"name", tool}, {"arguments", arguments}}}}}}}};
 }
 
 TEST_F(CliEndToEnd, RunStreamsTextToolCallsAndResultsAndExitsZero) {
@@ -130,7 +131,8 @@ TEST_F(CliEndToEnd, RunJsonPrintsOnlyEventLinesEndingWithTurnComplete) {
   EXPECT_EQ(events.back()["payload"]["stopReason"], "end");
   std::string text;
   for (const json& e : events) {
-    if (e["type"] == "item.delta" && e["payload"].contains("text")) text += e["payload"]["text"].get<std::string>();
+    if (e["type"] == "item.delta" && e["payload"].contains("text"))
+      text += e["payload"]["text"].get<std::string>();
   }
   EXPECT_EQ(text, "plain answer");
   for (size_t i = 1; i < events.size(); ++i) EXPECT_GT(events[i]["seq"], events[i - 1]["seq"]);
@@ -188,7 +190,8 @@ TEST_F(CliEndToEnd, TheApprovalShowsASensitiveTargetFirstAndTheTailOfTheContent)
   KeelRun run = keel({"run", "install the hook", "--workspace", workspace().string()});
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   const std::string& shown = run.err;
-  const std::string target = "  target  " + (fs::canonical(workspace()) / ".git/hooks/pre-commit").string() + "\n";
+  const std::string target =
+      "  target  " + (fs::canonical(workspace()) / ".git/hooks/pre-commit").string() + "\n";
   const size_t head = shown.find("? approve write_file (write): create file\n");
   const size_t at_target = shown.find(target);
   const size_t marked = shown.find("!! SENSITIVE: inside .git/");
@@ -208,7 +211,8 @@ TEST_F(CliEndToEnd, TheApprovalShowsASensitiveTargetFirstAndTheTailOfTheContent)
 }
 
 TEST_F(CliEndToEnd, RunWithThreadContinuesTheConversation) {
-  serve_script({{"responses", {text_reply("first question", "first answer"), text_reply("second", "second answer")}}});
+  serve_script(
+      {{"responses", {text_reply("first question", "first answer"), text_reply("second", "second answer")}}});
   KeelRun first = keel({"run", "first question"});
   ASSERT_EQ(first.status, 0) << first.err;
   const std::string thread = thread_of(first);
@@ -330,7 +334,8 @@ TEST_F(CliEndToEnd, ResumeAfterSigkillFollowsTheRecoveredTurnToItsEnd) {
 }
 
 TEST_F(CliEndToEnd, ASecondEngineOnTheSameStoreIsRefused) {
-  serve_script({{"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "busy"}}, {{"type", "hang"}}}}}}}});
+  serve_script({{"responses",
+                 {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "busy"}}, {{"type", "hang"}}}}}}}});
   KeelProcess first(KEEL_BINARY, keel_args({"run", "hold the store"}));
   ASSERT_TRUE(first.wait_stdout("busy")) << first.err();
   KeelRun second = keel({"run", "me too"});
@@ -349,7 +354,8 @@ TEST_F(CliEndToEnd, ASecondEngineOnTheSameStoreIsRefused) {
 // store meet the running engine's lock too, and neither spelling starts a second engine that would recover
 // (and run again) the first one's turn.
 TEST_F(CliEndToEnd, ASecondEngineThroughAnotherNameOfTheStoreIsRefused) {
-  serve_script({{"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "busy"}}, {{"type", "hang"}}}}}}}});
+  serve_script({{"responses",
+                 {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "busy"}}, {{"type", "hang"}}}}}}}});
   KeelProcess first(KEEL_BINARY, keel_args({"run", "hold the store"}));
   ASSERT_TRUE(first.wait_stdout("busy")) << first.err();
   const fs::path store = fs::path(dir_.file("data")) / "keel.db";
@@ -417,7 +423,9 @@ TEST_F(CliEndToEnd, ThreadsShowForkSelectAndDelete) {
 // start, so deleting or moving the thread's leaf is refused with the engine's thread.busy and its message,
 // while a fork is allowed as the engine allows it beside a running turn (keel threads used to refuse it).
 TEST_F(CliEndToEnd, ThreadsRefusesByTheEnginesRuleForAnUnfinishedTurn) {
-  serve_script({{"responses", {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "working"}}, {{"type", "hang"}}}}}}}});
+  serve_script(
+      {{"responses",
+        {{{"match", ""}, {"steps", {{{"type", "text"}, {"text", "working"}}, {{"type", "hang"}}}}}}}});
   const std::string thread = kill_run_while_it_streams("crash me");
   ASSERT_FALSE(thread.empty());
 
@@ -425,7 +433,8 @@ TEST_F(CliEndToEnd, ThreadsRefusesByTheEnginesRuleForAnUnfinishedTurn) {
   ASSERT_EQ(read["latestRun"]["state"], "streaming_model") << read.dump();
   KeelRun deleted = keel({"threads", "delete", thread});
   EXPECT_EQ(deleted.status, 1) << deleted.out << deleted.err;
-  EXPECT_NE(deleted.err.find("thread.busy: a turn is running on this thread; interrupt it first"), std::string::npos)
+  EXPECT_NE(deleted.err.find("thread.busy: a turn is running on this thread; interrupt it first"),
+            std::string::npos)
       << deleted.err;
   KeelRun selected = keel({"threads", "select", thread, read["leafNodeId"].get<std::string>()});
   EXPECT_EQ(selected.status, 1);
@@ -446,8 +455,8 @@ TEST_F(CliEndToEnd, ThreadsJsonHasTheProtocolsShapes) {
   const json listed = json::parse(keel({"threads", "list", "--json"}).out)["threads"][0];
   std::vector<std::string> keys;
   for (const auto& [key, value] : listed.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"latestRun", "leafNodeId", "parentThreadId", "revision", "threadId",
-                                            "title", "updatedAt"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"latestRun", "leafNodeId", "parentThreadId", "revision",
+                                            "threadId", "title", "updatedAt"}));
   const json shown = json::parse(keel({"threads", "show", thread, "--json"}).out);
   keys.clear();
   for (const auto& [key, value] : shown.items()) keys.push_back(key);
@@ -484,8 +493,9 @@ TEST_F(CliEndToEnd, AStoreOthersCanReadIsWarnedAbout) {
   ASSERT_EQ(::chmod(store.c_str(), 0644), 0);
   KeelRun listed = keel({"threads", "list"});
   EXPECT_EQ(listed.status, 0) << listed.err;
-  EXPECT_NE(listed.err.find("keel: warning: store.not_private: the store " + store.string() + " has mode 0644"),
-            std::string::npos)
+  EXPECT_NE(
+      listed.err.find("keel: warning: store.not_private: the store " + store.string() + " has mode 0644"),
+      std::string::npos)
       << listed.err;
   struct stat st {};
   ASSERT_EQ(::stat(store.c_str(), &st), 0);

@@ -24,7 +24,8 @@ KeelProcess::KeelProcess(const std::string& binary, const std::vector<std::strin
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-  auto pid = testing::spawn_child_with_environment(binary, args, testing::isolated_environment(home), &actions);
+  auto pid =
+      testing::spawn_child_with_environment(binary, args, testing::isolated_environment(home), &actions);
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);
@@ -77,7 +78,8 @@ void KeelProcess::pump(std::chrono::milliseconds wait) {
 
 namespace {
 
-bool wait_for(std::chrono::milliseconds bound, const std::function<bool()>& done, const std::function<void()>& step) {
+bool wait_for(std::chrono::milliseconds bound, const std::function<bool()>& done,
+              const std::function<void()>& step) {
   const auto deadline = std::chrono::steady_clock::now() + bound;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -89,13 +91,15 @@ bool wait_for(std::chrono::milliseconds bound, const std::function<bool()>& done
 }  // namespace
 
 bool KeelProcess::wait_stdout(const std::string& text, std::chrono::milliseconds bound) {
-  return wait_for(bound, [&] { return out_.find(text) != std::string::npos; },
-                  [&] { pump(std::chrono::milliseconds(50)); });
+  return wait_for(
+      bound, [&] { return out_.find(text) != std::string::npos; },
+      [&] { pump(std::chrono::milliseconds(50)); });
 }
 
 bool KeelProcess::wait_stderr(const std::string& text, std::chrono::milliseconds bound) {
-  return wait_for(bound, [&] { return err_.find(text) != std::string::npos; },
-                  [&] { pump(std::chrono::milliseconds(50)); });
+  return wait_for(
+      bound, [&] { return err_.find(text) != std::string::npos; },
+      [&] { pump(std::chrono::milliseconds(50)); });
 }
 
 void KeelProcess::signal(int signal_number) {

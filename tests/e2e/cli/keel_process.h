@@ -63,8 +63,8 @@ struct KeelRun {
   std::string out;
   std::string err;
 };
-KeelRun run_keel(const std::string& binary, const std::vector<std::string>& args, const std::string& input = "",
-                 std::chrono::milliseconds bound = std::chrono::seconds(60),
+KeelRun run_keel(const std::string& binary, const std::vector<std::string>& args,
+                 const std::string& input = "", std::chrono::milliseconds bound = std::chrono::seconds(60),
                  const std::filesystem::path& home = KeelProcess::kNoHome);
 
 }  // namespace keel::e2e

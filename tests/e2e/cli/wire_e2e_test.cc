@@ -102,7 +102,8 @@ TEST_P(WireEndToEnd, BreakerNoticesAfterParallelFailuresKeepTheHistoryValid) {
   KeelRun run = keel({"run", "read them all", "--workspace", workspace().string()});
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("I could not read them."), std::string::npos) << run.out;
-  KeelRun again = keel({"run", "again please", "--thread", thread_of(run), "--workspace", workspace().string()});
+  KeelRun again =
+      keel({"run", "again please", "--thread", thread_of(run), "--workspace", workspace().string()});
   EXPECT_EQ(again.status, 0) << again.out << again.err;
   EXPECT_NE(again.out.find("Second answer."), std::string::npos) << again.out;
   EXPECT_EQ(server_->requests().size(), 3u);
@@ -142,16 +143,18 @@ TEST_P(WireEndToEnd, AToolCallAfterToolsWentOffEndsWithToolsDisabled) {
 // Point 12: a reply whose tool calls come with a stop reason that is not tool use fails closed (nothing
 // runs); the next turn's request still holds that reply between the two user turns.
 TEST_P(WireEndToEnd, AReplyRefusedAsAProtocolErrorStaysInTheNextRequest) {
-  json bad = calls_reply("save it", json::array({{{"id", "w1"},
-                                                  {"name", "write_file"},
-                                                  {"arguments", {{"path", "out.txt"}, {"content", "saved"}}}}}));
+  json bad =
+      calls_reply("save it", json::array({{{"id", "w1"},
+                                           {"name", "write_file"},
+                                           {"arguments", {{"path", "out.txt"}, {"content", "saved"}}}}}));
   bad["stop_reason"] = GetParam().end_reason;
   serve_script({{"responses", {bad, text_reply("what happened", "Nothing was written.")}}});
   KeelRun run = keel({"run", "save it", "--workspace", workspace().string(), "--approval-policy", "accept"});
   EXPECT_EQ(run.status, 1) << run.out << run.err;
   EXPECT_NE(run.out.find("provider.protocol_error"), std::string::npos) << run.out;
   EXPECT_FALSE(fs::exists(workspace() / "out.txt")) << "no tool runs for a refused reply";
-  KeelRun next = keel({"run", "what happened", "--thread", thread_of(run), "--workspace", workspace().string()});
+  KeelRun next =
+      keel({"run", "what happened", "--thread", thread_of(run), "--workspace", workspace().string()});
   EXPECT_EQ(next.status, 0) << next.out << next.err;
   auto requests = server_->requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -164,7 +167,8 @@ TEST_P(WireEndToEnd, AReplyRefusedAsAProtocolErrorStaysInTheNextRequest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Wires, WireEndToEnd,
-                         ::testing::Values(WireCase{"openai-chat", "stop"}, WireCase{"openai-responses", "max_output_tokens"},
+                         ::testing::Values(WireCase{"openai-chat", "stop"},
+                                           WireCase{"openai-responses", "max_output_tokens"},
                                            WireCase{"anthropic", "end_turn"}),
                          [](const ::testing::TestParamInfo<WireCase>& param_info) {
                            std::string name = param_info.param.kind;
@@ -177,9 +181,10 @@ INSTANTIATE_TEST_SUITE_P(Wires, WireEndToEnd,
 class ChatStopEndToEnd : public WireEndToEnd {};
 
 TEST_P(ChatStopEndToEnd, StopWithToolCallsRunsTheToolOnlyWhenConfigured) {
-  json call = calls_reply("save it", json::array({{{"id", "w1"},
-                                                   {"name", "write_file"},
-                                                   {"arguments", {{"path", "out.txt"}, {"content", "saved"}}}}}));
+  json call =
+      calls_reply("save it", json::array({{{"id", "w1"},
+                                           {"name", "write_file"},
+                                           {"arguments", {{"path", "out.txt"}, {"content", "saved"}}}}}));
   call["stop_reason"] = "stop";
   serve_script({{"responses", {call, text_reply("", "Saved.")}}}, "stop_with_tool_calls = \"tool_use\"\n");
   KeelRun run = keel({"run", "save it", "--workspace", workspace().string(), "--approval-policy", "accept"});

@@ -31,8 +31,11 @@ json unused_script() {
 }
 
 json write_file_call(const std::string& id, const std::string& path, const std::string& content) {
-  return {{"type", "tool_calls"},
-          {"calls", json::array({{{"id", id}, {"name", "write_file"}, {"arguments", {{"path", path}, {"content", content}}}}})}};
+  return {
+      {"type", "tool_calls"},
+      {"calls",
+       json::array(
+           {{{"id", id}, {"name", "write_file"}, {"arguments", {{"path", path}, {"content", content}}}}})}};
 }
 
 std::string last_user_text(const json& recorded_request) {
@@ -92,8 +95,8 @@ void ServeFixture::start_model(const json& script, uint16_t port) {
                               << "provider = \"local\"\n";
 }
 
-ServeProcess& ServeFixture::spawn(const std::vector<std::string>& serve_args, const std::vector<std::string>& global,
-                                  bool stdio_pipes) {
+ServeProcess& ServeFixture::spawn(const std::vector<std::string>& serve_args,
+                                  const std::vector<std::string>& global, bool stdio_pipes) {
   std::vector<std::string> args = {"--config", config_path_.string()};
   args.insert(args.end(), global.begin(), global.end());
   args.push_back("serve");
@@ -122,15 +125,16 @@ ServeFixture::Stdio ServeFixture::serve_stdio(const std::vector<std::string>& se
 
 ServeFixture::Listening ServeFixture::serve_listen(const std::vector<std::string>& global) {
   fs::remove(port_file_);
-  ServeProcess& process = spawn({"--listen", "127.0.0.1:0", "--token-file", token_file_.string(), "--port-file",
-                                 port_file_.string(), "--workspace", workspace_.string()},
+  ServeProcess& process = spawn({"--listen", "127.0.0.1:0", "--token-file", token_file_.string(),
+                                 "--port-file", port_file_.string(), "--workspace", workspace_.string()},
                                 global);
   Listening out;
   out.process = &process;
   // serve writes the port file, then says where it listens: once the line is there, so is the file.
   const std::regex listening("keel: listening on ws://127\\.0\\.0\\.1:([0-9]+)/\n");
   std::smatch found;
-  const bool started = process.wait_stderr([&](const std::string& err) { return std::regex_search(err, listening); });
+  const bool started =
+      process.wait_stderr([&](const std::string& err) { return std::regex_search(err, listening); });
   const std::string err = process.err();
   if (!started || !std::regex_search(err, found, listening)) {
     ADD_FAILURE() << "keel serve --listen did not start; stderr:\n" << err;
@@ -154,7 +158,8 @@ std::string ServeFixture::create_thread(testing::RpcTestClient& client) {
   return created.contains("result") ? created["result"].value("threadId", "") : "";
 }
 
-std::string ServeFixture::submit(testing::RpcTestClient& client, const std::string& thread, const std::string& input) {
+std::string ServeFixture::submit(testing::RpcTestClient& client, const std::string& thread,
+                                 const std::string& input) {
   auto submitted = client.command("turn.submit", {{"threadId", thread}, {"input", input}});
   EXPECT_TRUE(submitted.contains("result")) << submitted.dump();
   return submitted.contains("result") ? submitted["result"].value("turnId", "") : "";

@@ -53,7 +53,8 @@ class ServeFixture : public ::testing::Test {
     testing::FdTestClient* client = nullptr;
   };
   // keel serve --stdio --workspace W [serve_args], with a client on its stdin/stdout.
-  Stdio serve_stdio(const std::vector<std::string>& serve_args = {}, const std::vector<std::string>& global = {});
+  Stdio serve_stdio(const std::vector<std::string>& serve_args = {},
+                    const std::vector<std::string>& global = {});
 
   struct Listening {
     ServeProcess* process = nullptr;

@@ -55,11 +55,13 @@ TEST_F(ServeInputTest, DeeplyNestedParamsAreRefusedWithJsonTooDeepAndTheServerLi
   std::string nested;
   for (int i = 0; i < 100000; ++i) nested += R"({"a":)";
   nested += "1" + std::string(100000, '}');
-  client->send_raw(R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":"deep","x":)" +
-                   nested + "}}");
+  client->send_raw(
+      R"({"jsonrpc":"2.0","id":1,"method":"thread.create","params":{"submissionId":"deep","x":)" + nested +
+      "}}");
   EXPECT_TRUE(client->wait_until([](const std::vector<json>& all) {
     for (const json& m : all) {
-      if (m.is_object() && m.contains("error") && m["error"]["data"].value("code", "") == "json.too_deep") return true;
+      if (m.is_object() && m.contains("error") && m["error"]["data"].value("code", "") == "json.too_deep")
+        return true;
     }
     return false;
   }));
@@ -69,8 +71,9 @@ TEST_F(ServeInputTest, DeeplyNestedParamsAreRefusedWithJsonTooDeepAndTheServerLi
 
 TEST_F(ServeInputTest, WrongEnumValueIsRefusedBeforeItsReceiptSoTheCorrectedRetrySucceeds) {
   const std::string content = "approved\n";
-  start_model({{"responses", json::array({response("[write]", json::array({write_file_call("call_w", "a.txt", content)})),
-                                          response(std::nullopt, json::array({text_step("Done.")}))})}});
+  start_model({{"responses",
+                json::array({response("[write]", json::array({write_file_call("call_w", "a.txt", content)})),
+                             response(std::nullopt, json::array({text_step("Done.")}))})}});
   auto [process, client] = serve_stdio();
   ASSERT_NE(client, nullptr);
   const std::string thread = create_thread(*client);
@@ -96,7 +99,8 @@ TEST_F(ServeInputTest, RequestsBeforeTheEndOfInputAreAnsweredBeforeServeExits) {
   auto [process, client] = serve_stdio();
   ASSERT_NE(client, nullptr);
   // `echo '{...initialize...}' | keel serve --stdio`: the request, then at once the end of the input.
-  client->send_raw(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})" "\n"
+  client->send_raw(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})"
+                   "\n"
                    R"({"jsonrpc":"2.0","id":2,"method":"thread.create","params":{"submissionId":"t1"}})");
   client->disconnect();
   EXPECT_EQ(process->wait_exit(), 0) << process->err();
@@ -131,7 +135,8 @@ TEST_F(ServeInputTest, ServeGivesItsStdinAndStdoutTheirFlagsBackAtExit) {
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   auto pid = testing::spawn_child_with_environment(
-      KEEL_BINARY, {"--config", config_path_.string(), "serve", "--stdio", "--workspace", workspace_.string()},
+      KEEL_BINARY,
+      {"--config", config_path_.string(), "serve", "--stdio", "--workspace", workspace_.string()},
       testing::isolated_environment(dir_.path() / "home"), &actions);
   posix_spawn_file_actions_destroy(&actions);
   ASSERT_TRUE(pid) << pid.error().to_string();
@@ -154,7 +159,8 @@ TEST_F(ServeInputTest, ServeGivesItsStdinAndStdoutTheirFlagsBackAtExit) {
   ::close(out[0]);
 }
 
-// Issue 14, point 21: the documented clientId of the stdio client (docs/protocol.md) is the one its ops carry.
+// Issue 14, point 21: the documented clientId of the stdio client (docs/protocol.md) is the one its ops
+// carry.
 TEST_F(ServeInputTest, StdioClientsOpsCarryTheDocumentedClientId) {
   start_model(unused_script());
   auto [process, client] = serve_stdio({}, {"--log-level", "debug"});

@@ -2,14 +2,13 @@
 #include "serve_process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cctype>
 #include <cstring>
@@ -24,7 +23,8 @@ ServeProcess::ServeProcess(const std::string& binary, const std::vector<std::str
   int in[2] = {-1, -1};
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
-  if (::pipe2(err, O_CLOEXEC) != 0 || (stdio_pipes && (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0))) {
+  if (::pipe2(err, O_CLOEXEC) != 0 ||
+      (stdio_pipes && (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0))) {
     ADD_FAILURE() << "pipe2: " << std::strerror(errno);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) {
       if (fd >= 0) ::close(fd);
@@ -63,7 +63,8 @@ ServeProcess::ServeProcess(const std::string& binary, const std::vector<std::str
   pid_ = *spawned;
   stdin_fd_ = in[1];
   stdout_fd_ = out[0];
-  pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));  // glibc 2.36 declares but does not export it
+  pidfd_ =
+      static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));  // glibc 2.36 declares but does not export it
   if (pidfd_ < 0) ADD_FAILURE() << "pidfd_open: " << std::strerror(errno);
   err_reader_ = std::thread([this, fd = err[0]] { drain_stderr(fd); });
 }
@@ -106,7 +107,8 @@ bool ServeProcess::wait_stderr(const std::string& text, std::chrono::millisecond
   return wait_stderr([&](const std::string& err) { return err.find(text) != std::string::npos; }, bound);
 }
 
-bool ServeProcess::wait_stderr(const std::function<bool(const std::string&)>& pred, std::chrono::milliseconds bound) {
+bool ServeProcess::wait_stderr(const std::function<bool(const std::string&)>& pred,
+                               std::chrono::milliseconds bound) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait_for(lock, bound, [&] { return pred(err_) || err_ended_; });
   return pred(err_);

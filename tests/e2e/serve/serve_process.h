@@ -43,7 +43,8 @@ class ServeProcess {
 
   // Waits until stderr holds `text`; false after `bound` or when stderr ended without it.
   bool wait_stderr(const std::string& text, std::chrono::milliseconds bound = std::chrono::seconds(60));
-  // Waits until `pred` holds for stderr (the child writes a line in pieces); false after `bound` or at its end.
+  // Waits until `pred` holds for stderr (the child writes a line in pieces); false after `bound` or at its
+  // end.
   bool wait_stderr(const std::function<bool(const std::string&)>& pred,
                    std::chrono::milliseconds bound = std::chrono::seconds(60));
   std::string err() const;

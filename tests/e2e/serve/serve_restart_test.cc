@@ -31,8 +31,9 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
   // First process: the reply streams, then the model goes silent. After the restart the recovered request
   // finds a model that says nothing either, until the test swaps in one that answers (below): so the turn
   // is still unfinished, whatever the timing, when the new client asks.
-  start_model({{"responses", json::array({response(std::nullopt, json::array({text_step("before the crash ", 4), kHang})),
-                                          response(std::nullopt, json::array({kHang}))})}});
+  start_model({{"responses",
+                json::array({response(std::nullopt, json::array({text_step("before the crash ", 4), kHang})),
+                             response(std::nullopt, json::array({kHang}))})}});
   const uint16_t model_port = model().port();
   auto first = serve_stdio();
   ASSERT_NE(first.client, nullptr);
@@ -43,7 +44,8 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
   first.process->signal(SIGKILL);
   ASSERT_EQ(first.process->wait_exit(), 128 + SIGKILL);
   uint64_t seq_before_kill = 0;
-  for (const json& event : first.client->events(thread)) seq_before_kill = std::max<uint64_t>(seq_before_kill, event["seq"]);
+  for (const json& event : first.client->events(thread))
+    seq_before_kill = std::max<uint64_t>(seq_before_kill, event["seq"]);
   ASSERT_GT(seq_before_kill, 0u);
 
   auto second = serve_stdio();
@@ -58,7 +60,8 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
   // The model answers now. The request that was waiting is dropped with nothing sent, which the provider
   // retries: the retry reaches the new server.
   model().stop();
-  start_model({{"responses", json::array({response(std::nullopt, json::array({text_step("after the restart", 5)}))})}},
+  start_model({{"responses",
+                json::array({response(std::nullopt, json::array({text_step("after the restart", 5)}))})}},
               model_port);
   auto complete = second.client->wait_event(thread, "turn.complete");
   EXPECT_EQ(complete["payload"]["turnId"], turn);
@@ -83,10 +86,12 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
   EXPECT_NE(replies.find("after the restart"), std::string::npos) << read.dump();
   // Seqs go on above the killed process's, so a client can tell new events from ones it has seen; the read
   // names the last seq it reflects.
-  for (const json& event : second.client->events(thread)) EXPECT_GT(event["seq"].get<uint64_t>(), seq_before_kill) << event.dump();
+  for (const json& event : second.client->events(thread))
+    EXPECT_GT(event["seq"].get<uint64_t>(), seq_before_kill) << event.dump();
   EXPECT_GT(read["result"]["lastSeq"].get<uint64_t>(), seq_before_kill);
   EXPECT_GE(read["result"]["lastSeq"].get<uint64_t>(), complete["seq"].get<uint64_t>());
-  EXPECT_EQ(second.client->request("initialize", {{"subscribe", false}})["result"]["unfinished"], json::array());
+  EXPECT_EQ(second.client->request("initialize", {{"subscribe", false}})["result"]["unfinished"],
+            json::array());
 }
 
 // Issue 14 point 5: turn.interrupt is answered only once the interrupted state is committed. On the wire
@@ -94,7 +99,8 @@ TEST_F(ServeRestartTest, TurnKilledMidStreamIsListedUnfinishedAndRecoveryComplet
 // right after the answer finds the run interrupted after the restart: listed as one the user can continue,
 // never taken up by recovery.
 TEST_F(ServeRestartTest, InterruptAnsweredRightBeforeAKillLeavesTheRunInterruptedAfterTheRestart) {
-  start_model({{"responses", json::array({response(std::nullopt, json::array({text_step("thinking ", 4), kHang}))})}});
+  start_model({{"responses",
+                json::array({response(std::nullopt, json::array({text_step("thinking ", 4), kHang}))})}});
   auto first = serve_stdio();
   ASSERT_NE(first.client, nullptr);
   const std::string thread = create_thread(*first.client);
@@ -123,7 +129,8 @@ TEST_F(ServeRestartTest, InterruptAnsweredRightBeforeAKillLeavesTheRunInterrupte
   ASSERT_TRUE(init.contains("result")) << init.dump();
   const json listed = unfinished_turn(init, turn);
   ASSERT_FALSE(listed.is_null()) << init.dump();
-  EXPECT_EQ(listed["state"], "interrupted") << "the ACKed interrupt was lost: recovery takes the turn up again";
+  EXPECT_EQ(listed["state"], "interrupted")
+      << "the ACKed interrupt was lost: recovery takes the turn up again";
   EXPECT_EQ(listed["canContinue"], true);
   auto read = second.client->request("thread.read", {{"threadId", thread}});
   ASSERT_TRUE(read.contains("result")) << read.dump();
@@ -133,8 +140,10 @@ TEST_F(ServeRestartTest, InterruptAnsweredRightBeforeAKillLeavesTheRunInterrupte
 
 TEST_F(ServeRestartTest, ApprovalPendingAtTheKillIsResentAfterTheRestartAndTheTurnCompletes) {
   const std::string content = "approved after a restart\n";
-  start_model({{"responses", json::array({response("[write]", json::array({write_file_call("call_k", "kept.txt", content)})),
-                                          response(std::nullopt, json::array({text_step("Written after the restart.")}))})}});
+  start_model(
+      {{"responses",
+        json::array({response("[write]", json::array({write_file_call("call_k", "kept.txt", content)})),
+                     response(std::nullopt, json::array({text_step("Written after the restart.")}))})}});
   auto [process, port] = serve_listen();
   ASSERT_NE(port, 0);
   WsTestClient& before = connect(port);

@@ -24,7 +24,8 @@ std::string streamed_text(const std::vector<json>& events) {
 // Index of the first event matching `type` (and `turn`, when given) in `events`; events.size() when none.
 size_t position(const std::vector<json>& events, const std::string& type, const std::string& turn = "") {
   for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i]["type"] == type && (turn.empty() || events[i]["payload"].value("turnId", "") == turn)) return i;
+    if (events[i]["type"] == type && (turn.empty() || events[i]["payload"].value("turnId", "") == turn))
+      return i;
   }
   return events.size();
 }
@@ -64,7 +65,8 @@ TEST_F(ServeStdioTest, SubmitIsAckedThenItsEventsStreamInOrderUntilTurnComplete)
   size_t start = all.size();
   for (size_t i = 0; i < all.size(); ++i) {
     if (ack == all.size() && all[i].contains("result") && all[i]["result"].contains("userNodeId")) ack = i;
-    if (start == all.size() && all[i].value("method", "") == "event" && all[i]["params"]["type"] == "turn.start")
+    if (start == all.size() && all[i].value("method", "") == "event" &&
+        all[i]["params"]["type"] == "turn.start")
       start = i;
   }
   EXPECT_LT(ack, start);
@@ -75,9 +77,10 @@ TEST_F(ServeStdioTest, SteerReachesTheNextModelRequestAndTheQueuedTurnStartsAfte
   // The first reply streams for a few seconds so that the steer and the enqueue arrive while it runs.
   std::string slow_reply;
   for (int i = 0; i < 40; ++i) slow_reply += "step" + std::to_string(i) + " ";
-  start_model({{"responses", json::array({response("[slow]", json::array({text_step(slow_reply, 8)}), 60),
-                                          response("[steer]", json::array({text_step("Steered reply.")})),
-                                          response("[queued]", json::array({text_step("Queued reply.")}))})}});
+  start_model(
+      {{"responses", json::array({response("[slow]", json::array({text_step(slow_reply, 8)}), 60),
+                                  response("[steer]", json::array({text_step("Steered reply.")})),
+                                  response("[queued]", json::array({text_step("Queued reply.")}))})}});
   auto [process, client] = serve_stdio();
   ASSERT_NE(client, nullptr);
   const std::string thread = create_thread(*client);
@@ -86,7 +89,8 @@ TEST_F(ServeStdioTest, SteerReachesTheNextModelRequestAndTheQueuedTurnStartsAfte
   client->wait_event(thread, "item.delta");
 
   auto steered = client->command(
-      "turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "[steer] mention the steer too"}});
+      "turn.steer",
+      {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "[steer] mention the steer too"}});
   ASSERT_TRUE(steered.contains("result")) << steered.dump();
   EXPECT_EQ(steered["result"]["turnId"], turn);
   auto enqueued = client->command("turn.enqueue", {{"threadId", thread}, {"input", "[queued] then this"}});
@@ -122,7 +126,8 @@ TEST_F(ServeStdioTest, SteerReachesTheNextModelRequestAndTheQueuedTurnStartsAfte
 }
 
 TEST_F(ServeStdioTest, InterruptEndsAHangingTurnWithStopReasonInterrupted) {
-  start_model({{"responses", json::array({response("[hang]", json::array({text_step("partial "), {{"type", "hang"}}}))})}});
+  start_model({{"responses", json::array({response(
+                                 "[hang]", json::array({text_step("partial "), {{"type", "hang"}}}))})}});
   auto [process, client] = serve_stdio();
   ASSERT_NE(client, nullptr);
   const std::string thread = create_thread(*client);
@@ -143,8 +148,10 @@ TEST_F(ServeStdioTest, InterruptEndsAHangingTurnWithStopReasonInterrupted) {
 
 TEST_F(ServeStdioTest, WriteFileAsksForApprovalAndAcceptingWritesTheFile) {
   const std::string content = "written through keel serve\n";
-  start_model({{"responses", json::array({response("[write]", json::array({write_file_call("call_w", "notes/hello.txt", content)})),
-                                          response(std::nullopt, json::array({text_step("The note is written.")}))})}});
+  start_model({{"responses",
+                json::array({response("[write]",
+                                      json::array({write_file_call("call_w", "notes/hello.txt", content)})),
+                             response(std::nullopt, json::array({text_step("The note is written.")}))})}});
   auto [process, client] = serve_stdio();
   ASSERT_NE(client, nullptr);
   const std::string thread = create_thread(*client);
@@ -155,9 +162,9 @@ TEST_F(ServeStdioTest, WriteFileAsksForApprovalAndAcceptingWritesTheFile) {
   const auto target = workspace_ / "notes" / "hello.txt";
   EXPECT_FALSE(std::filesystem::exists(target)) << "written before the approval";
 
-  auto accepted = client->command("approval.response", {{"threadId", thread},
-                                                        {"approvalId", request["payload"]["approvalId"]},
-                                                        {"decision", "accept"}});
+  auto accepted = client->command(
+      "approval.response",
+      {{"threadId", thread}, {"approvalId", request["payload"]["approvalId"]}, {"decision", "accept"}});
   ASSERT_TRUE(accepted.contains("result")) << accepted.dump();
   EXPECT_EQ(accepted["result"]["decision"], "accept");
   auto complete = client->wait_event(thread, "turn.complete");
@@ -188,8 +195,9 @@ TEST_F(ServeStdioTest, BadInputGetsCodedErrorsTheConnectionStaysUsableAndNothing
   };
   client->send_raw("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ");
   expect_code("rpc.parse_error", 1);
-  client->send_raw(std::string("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"thread.list\",\"params\":{\"x\":\"") + "\xff\xfe" +
-                   "\"}}");
+  client->send_raw(
+      std::string("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"thread.list\",\"params\":{\"x\":\"") +
+      "\xff\xfe" + "\"}}");
   expect_code("rpc.parse_error", 2);
   client->send_raw(R"({"jsonrpc":"1.0","id":3,"method":"thread.list"})");
   expect_code("rpc.invalid_request", 1);
@@ -203,7 +211,9 @@ TEST_F(ServeStdioTest, BadInputGetsCodedErrorsTheConnectionStaysUsableAndNothing
   auto no_submission = client->request("thread.create", {{"title", "x"}});
   EXPECT_EQ(no_submission["error"]["code"], -32602) << no_submission.dump();
   // A line over the 4 MiB bound is skipped to its end and answered; the next line is read as usual.
-  client->send_raw(json{{"jsonrpc", "2.0"}, {"id", 9}, {"method", "thread.list"},
+  client->send_raw(json{{"jsonrpc", "2.0"},
+                        {"id", 9},
+                        {"method", "thread.list"},
                         {"params", {{"pad", std::string((4u << 20) + 100, 'x')}}}}
                        .dump());
   expect_code("rpc.message_too_large", 1);
@@ -228,7 +238,8 @@ TEST_F(ServeStdioTest, StdoutCarriesOnlyJsonRpcEvenAtDebugLevelAndTheLogGoesToSt
   ASSERT_TRUE(client->wait_closed());
 
   EXPECT_TRUE(client->unparsable().empty()) << client->unparsable().front();
-  for (const json& message : client->received()) EXPECT_EQ(message.value("jsonrpc", ""), "2.0") << message.dump();
+  for (const json& message : client->received())
+    EXPECT_EQ(message.value("jsonrpc", ""), "2.0") << message.dump();
   // The log was written, to stderr.
   EXPECT_NE(process->err().find("serving JSON-RPC on stdio"), std::string::npos) << process->err();
   EXPECT_NE(process->err().find("debug"), std::string::npos) << process->err();
@@ -237,7 +248,8 @@ TEST_F(ServeStdioTest, StdoutCarriesOnlyJsonRpcEvenAtDebugLevelAndTheLogGoesToSt
 TEST_F(ServeStdioTest, LogFileWithJsonHoldsOneJsonObjectPerLine) {
   start_model({{"responses", json::array({response("[log]", json::array({text_step("logged turn")}))})}});
   const auto log_file = dir_.path() / "keel.log";
-  auto [process, client] = serve_stdio({}, {"--log-level", "debug", "--log-file", log_file.string(), "--log-json"});
+  auto [process, client] =
+      serve_stdio({}, {"--log-level", "debug", "--log-file", log_file.string(), "--log-json"});
   ASSERT_NE(client, nullptr);
   const std::string thread = create_thread(*client);
   ASSERT_FALSE(submit(*client, thread, "[log] go").empty());

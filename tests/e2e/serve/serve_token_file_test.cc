@@ -18,16 +18,14 @@ namespace fs = std::filesystem;
 using testing::mode_of;
 using testing::read_all;
 
-
-
 class ServeTokenFileTest : public ServeFixture {
  protected:
   void SetUp() override { start_model(unused_script()); }
 
   // keel serve --listen with the token file at `path`; SIGTERMed once it listens. Its stderr.
   std::string serve_once(const fs::path& path, int expected_status) {
-    ServeProcess& process = spawn({"--listen", "127.0.0.1:0", "--token-file", path.string(), "--workspace",
-                                   workspace_.string()});
+    ServeProcess& process =
+        spawn({"--listen", "127.0.0.1:0", "--token-file", path.string(), "--workspace", workspace_.string()});
     if (expected_status == 0) {
       EXPECT_TRUE(process.wait_stderr("keel: listening on ws://")) << process.err();
       process.signal(SIGTERM);
@@ -94,7 +92,8 @@ TEST_F(ServeTokenFileTest, ATokenFileOfAnotherUserIsRefused) {
   std::ofstream(token) << "0123456789abcdef0123456789abcdef\n";
   ASSERT_EQ(::chmod(token.c_str(), 0600), 0);
   // Another owner: as root, chown to a uid nobody here has; otherwise a file keel's user cannot own is one
-  // that exists already for everyone (/etc/hostname is root's, 0644: refused either way, for its owner first).
+  // that exists already for everyone (/etc/hostname is root's, 0644: refused either way, for its owner
+  // first).
   if (::geteuid() == 0) {
     ASSERT_EQ(::chown(token.c_str(), 4242, 4242), 0);
     const std::string err = serve_once(token, 2);

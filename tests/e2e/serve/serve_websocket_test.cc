@@ -47,7 +47,8 @@ class StalledWsClient final : public RpcTestClient {
   StalledWsClient(uint16_t port, const std::string& token) : work_(io_.get_executor()), ws_(io_) {
     tcp::socket& socket = ws_.next_layer();
     socket.open(tcp::v4());
-    socket.set_option(boost::asio::socket_base::receive_buffer_size(4096));  // before connect: sets the window
+    socket.set_option(
+        boost::asio::socket_base::receive_buffer_size(4096));  // before connect: sets the window
     socket.connect(tcp::endpoint(boost::asio::ip::address_v4::loopback(), port));
     ws_.set_option(beast::websocket::stream_base::decorator([token](beast::websocket::request_type& r) {
       r.set(beast::http::field::authorization, "Bearer " + token);
@@ -65,7 +66,8 @@ class StalledWsClient final : public RpcTestClient {
 
   // One request answered synchronously, before the stall: the session exists and watches every thread.
   json prime() {
-    ws_.write(boost::asio::buffer(json{{"jsonrpc", "2.0"}, {"id", "prime"}, {"method", "thread.list"}}.dump()));
+    ws_.write(
+        boost::asio::buffer(json{{"jsonrpc", "2.0"}, {"id", "prime"}, {"method", "thread.list"}}.dump()));
     while (true) {
       ws_.read(buffer_);
       const std::string text = beast::buffers_to_string(buffer_.data());
@@ -130,10 +132,12 @@ TEST_F(ServeWebSocketTest, ClientDrivesSubmitSteerAndAnApproval) {
   std::string slow_reply;
   for (int i = 0; i < 40; ++i) slow_reply += "step" + std::to_string(i) + " ";
   const std::string content = "from the websocket client\n";
-  start_model({{"responses", json::array({response("[slow]", json::array({text_step(slow_reply, 8)}), 60),
-                                          response("[steer]", json::array({text_step("Steered.")})),
-                                          response("[write]", json::array({write_file_call("call_ws", "ws.txt", content)})),
-                                          response(std::nullopt, json::array({text_step("Written.")}))})}});
+  start_model(
+      {{"responses",
+        json::array({response("[slow]", json::array({text_step(slow_reply, 8)}), 60),
+                     response("[steer]", json::array({text_step("Steered.")})),
+                     response("[write]", json::array({write_file_call("call_ws", "ws.txt", content)})),
+                     response(std::nullopt, json::array({text_step("Written.")}))})}});
   auto [process, port] = serve_listen();
   ASSERT_NE(port, 0);
   WsTestClient& client = connect(port);
@@ -144,8 +148,8 @@ TEST_F(ServeWebSocketTest, ClientDrivesSubmitSteerAndAnApproval) {
   const std::string turn = submit(client, thread, "[slow] stream for a while");
   ASSERT_FALSE(turn.empty());
   client.wait_event(thread, "item.delta");
-  auto steered =
-      client.command("turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "[steer] and this"}});
+  auto steered = client.command(
+      "turn.steer", {{"threadId", thread}, {"expectedTurnId", turn}, {"input", "[steer] and this"}});
   ASSERT_TRUE(steered.contains("result")) << steered.dump();
   auto first = client.wait_event(thread, "turn.complete");
   EXPECT_EQ(first["payload"]["stopReason"], "end");
@@ -155,9 +159,9 @@ TEST_F(ServeWebSocketTest, ClientDrivesSubmitSteerAndAnApproval) {
 
   ASSERT_FALSE(submit(client, thread, "[write] write it").empty());
   auto request = client.wait_event(thread, "approval.request");
-  auto accepted = client.command("approval.response", {{"threadId", thread},
-                                                       {"approvalId", request["payload"]["approvalId"]},
-                                                       {"decision", "accept"}});
+  auto accepted = client.command(
+      "approval.response",
+      {{"threadId", thread}, {"approvalId", request["payload"]["approvalId"]}, {"decision", "accept"}});
   ASSERT_TRUE(accepted.contains("result")) << accepted.dump();
   EXPECT_EQ(client.wait_event(thread, "turn.complete", 2)["payload"]["stopReason"], "end");
   std::ifstream written(workspace_ / "ws.txt");
@@ -187,7 +191,8 @@ TEST_F(ServeWebSocketTest, NonLoopbackListenIsRefusedWithoutAllowRemote) {
   EXPECT_EQ(refused.wait_exit(), 2);
   EXPECT_NE(refused.err().find("rpc.listen_not_loopback"), std::string::npos) << refused.err();
   ServeProcess& opened = spawn({"--listen", "0.0.0.0:0", "--allow-remote"});
-  EXPECT_TRUE(opened.wait_stderr("warning: listening on a non-loopback address over plain ws://")) << opened.err();
+  EXPECT_TRUE(opened.wait_stderr("warning: listening on a non-loopback address over plain ws://"))
+      << opened.err();
   EXPECT_TRUE(opened.running());
 }
 
@@ -209,10 +214,14 @@ TEST_F(ServeWebSocketTest, BadMessagesGetCodedErrorsAndTheConnectionStaysUsable)
   client.send_raw("[{\"jsonrpc\": ");
   EXPECT_TRUE(answered_with("rpc.parse_error"));
   EXPECT_EQ(client.request("thread.forget", {})["error"]["code"], -32601);
-  EXPECT_EQ(client.command("turn.steer", {{"threadId", thread}, {"expectedTurnId", false}, {"input", "x"}})["error"]["code"],
-            -32602);
+  EXPECT_EQ(
+      client.command("turn.steer",
+                     {{"threadId", thread}, {"expectedTurnId", false}, {"input", "x"}})["error"]["code"],
+      -32602);
   // Over the 4 MiB bound but under four times it: answered, and the connection stays open.
-  client.send_raw(json{{"jsonrpc", "2.0"}, {"id", 9}, {"method", "thread.list"},
+  client.send_raw(json{{"jsonrpc", "2.0"},
+                       {"id", 9},
+                       {"method", "thread.list"},
                        {"params", {{"pad", std::string((4u << 20) + 100, 'x')}}}}
                       .dump());
   EXPECT_TRUE(answered_with("rpc.message_too_large"));
@@ -224,8 +233,9 @@ TEST_F(ServeWebSocketTest, BadMessagesGetCodedErrorsAndTheConnectionStaysUsable)
 }
 
 TEST_F(ServeWebSocketTest, TwoClientsSeeTheSameOrderedEventsOfOneThread) {
-  start_model({{"responses", json::array({response("[one]", json::array({text_step("first reply, streamed", 4)})),
-                                          response("[two]", json::array({text_step("second reply, streamed", 4)}))})}});
+  start_model({{"responses",
+                json::array({response("[one]", json::array({text_step("first reply, streamed", 4)})),
+                             response("[two]", json::array({text_step("second reply, streamed", 4)}))})}});
   auto [process, port] = serve_listen();
   ASSERT_NE(port, 0);
   WsTestClient& a = connect(port);
@@ -247,8 +257,10 @@ TEST_F(ServeWebSocketTest, TwoClientsSeeTheSameOrderedEventsOfOneThread) {
 }
 
 TEST_F(ServeWebSocketTest, TwoClientsAnsweringOneApprovalOnlyOneSettlesIt) {
-  start_model({{"responses", json::array({response("[write]", json::array({write_file_call("call_2", "once.txt", "once\n")})),
-                                          response(std::nullopt, json::array({text_step("Done.")}))})}});
+  start_model(
+      {{"responses",
+        json::array({response("[write]", json::array({write_file_call("call_2", "once.txt", "once\n")})),
+                     response(std::nullopt, json::array({text_step("Done.")}))})}});
   auto [process, port] = serve_listen();
   ASSERT_NE(port, 0);
   WsTestClient& a = connect(port);
@@ -365,8 +377,9 @@ TEST_F(ServeWebSocketTest, ClientThatStopsReadingIsCoalescedOrCutOffWhileTheOthe
 }
 
 TEST_F(ServeWebSocketTest, SigtermEndsListeningServeWithStatusZeroEvenMidTurn) {
-  start_model({{"responses", json::array({response("[hang]", json::array({text_step("partial "), {{"type", "hang"}}})),
-                                          response("[after]", json::array({text_step("back")}))})}});
+  start_model({{"responses",
+                json::array({response("[hang]", json::array({text_step("partial "), {{"type", "hang"}}})),
+                             response("[after]", json::array({text_step("back")}))})}});
   auto [process, port] = serve_listen();
   ASSERT_NE(port, 0);
   WsTestClient& client = connect(port);
