@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Sets everything up (system packages, build) and runs the whole test suite: every CTest label but `slow`,
-# then a short fuzz run (label `fuzz`, in BUILD_DIR-fuzz). The style checks (scripts/check_format.sh and
-# scripts/clang_tidy.sh, docs/contributing.md) run on demand until the tree has had its formatting pass.
+# then a short fuzz run (label `fuzz`, in BUILD_DIR-fuzz). The style checks run too (docs/contributing.md):
+# clang-format over every C++ file before the tests, clang-tidy over the library sources after them.
 # Usage: scripts/test.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 scripts/setup.sh "$BUILD_DIR"
+scripts/check_format.sh
 ctest --test-dir "$BUILD_DIR" --label-exclude slow --output-on-failure --timeout 600 -j "$(nproc)"
+scripts/clang_tidy.sh "$BUILD_DIR"
 # A short libFuzzer run of the SSE parser, the JSON event reader and each wire decoder (clang 16, own build
 # directory); scripts/fuzz.sh SECONDS runs a longer campaign on demand.
 scripts/fuzz.sh 10 "$BUILD_DIR-fuzz"
