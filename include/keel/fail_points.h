@@ -22,12 +22,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "keel/error.h"
+#include "keel/thread_annotations.h"
 
 namespace keel {
 
@@ -64,9 +64,9 @@ class FailPoints {
     uint64_t trigger_at;  // absolute hit count at which to trigger
     bool repeat;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Armed, std::less<>> armed_;
-  std::map<std::string, uint64_t, std::less<>> hits_;
+  mutable Mutex mu_;
+  std::map<std::string, Armed, std::less<>> armed_ KEEL_GUARDED_BY(mu_);
+  std::map<std::string, uint64_t, std::less<>> hits_ KEEL_GUARDED_BY(mu_);
 };
 
 }  // namespace keel

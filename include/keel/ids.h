@@ -8,10 +8,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "keel/clock.h"
+#include "keel/thread_annotations.h"
 
 namespace keel {
 
@@ -34,9 +34,9 @@ class UuidV7Source final : public IdSource {
 
  private:
   const Clock& clock_;
-  std::mutex mu_;
-  int64_t last_ms_ = -1;
-  uint16_t counter_ = 0;
+  Mutex mu_;
+  int64_t last_ms_ KEEL_GUARDED_BY(mu_) = -1;
+  uint16_t counter_ KEEL_GUARDED_BY(mu_) = 0;
 };
 
 // True when `text` is a canonical lowercase UUID string whose version nibble is 7 and variant is RFC 9562.

@@ -21,13 +21,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "keel/error.h"
 #include "keel/provider.h"
+#include "keel/thread_annotations.h"
 #include "keel/tool.h"
 
 namespace keel {
@@ -101,8 +101,8 @@ class ToolRegistry {
   static std::shared_ptr<const ToolRegistryGeneration> empty_generation();
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const ToolRegistryGeneration> current_;
+  mutable Mutex mu_;
+  std::shared_ptr<const ToolRegistryGeneration> current_ KEEL_GUARDED_BY(mu_);
 };
 
 // Builds the frozen descriptor of `spec` (what register_tool stores). Exposed for tests and for recovery,

@@ -55,12 +55,12 @@ void WakePipe::drain() {
 }
 
 void SignalInbox::put(int signal_number) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   signals_.push_back(signal_number);
 }
 
 std::vector<int> SignalInbox::take() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return std::exchange(signals_, {});
 }
 
@@ -70,7 +70,7 @@ EventPump::EventPump(EngineClient& client, WakePipe& wake) : client_(client), wa
       std::optional<AgentEvent> event = client_.next_event(std::chrono::seconds(1));
       if (!event) continue;
       {
-        std::lock_guard<std::mutex> guard(mu_);
+        MutexLock guard(mu_);
         events_.push_back(std::move(*event));
       }
       wake_.notify();
@@ -85,7 +85,7 @@ EventPump::~EventPump() {
 }
 
 std::deque<AgentEvent> EventPump::take() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return std::exchange(events_, {});
 }
 

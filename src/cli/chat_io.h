@@ -11,12 +11,12 @@
 
 #include <atomic>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "cli/engine_client.h"
 #include "keel/error.h"
+#include "util/thread_annotations.h"
 
 namespace keel::cli {
 
@@ -65,8 +65,8 @@ class SignalInbox {
   std::vector<int> take();
 
  private:
-  std::mutex mu_;
-  std::vector<int> signals_;
+  Mutex mu_;
+  std::vector<int> signals_ GUARDED_BY(mu_);
 };
 
 // A thread that moves `client`'s events into a queue and notifies `wake` for each. The client and the pipe
@@ -84,8 +84,8 @@ class EventPump {
   EngineClient& client_;
   WakePipe& wake_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::deque<AgentEvent> events_;
+  Mutex mu_;
+  std::deque<AgentEvent> events_ GUARDED_BY(mu_);
   std::thread thread_;  // last: started once everything it uses exists
 };
 

@@ -14,7 +14,7 @@ EngineClient::~EngineClient() {
 }
 
 void EngineClient::on_event(const AgentEvent& event) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   const bool answer = event.type == "command.ack" || event.type == "command.rejected";
   if (answer && event.payload.value("clientId", "") == client_id_) {
     answers_[event.payload.value("submissionId", "")] = event;
@@ -26,7 +26,7 @@ void EngineClient::on_event(const AgentEvent& event) {
 std::string EngineClient::send(const std::string& method, nlohmann::json params) {
   std::string submission;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     // Unique per process and start: a submission id is a receipt key, never to be reused by accident.
     submission = client_id_ + "-" + std::to_string(::getpid()) + "-" +
                  std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
@@ -40,10 +40,12 @@ std::string EngineClient::send(const std::string& method, nlohmann::json params)
 Result<nlohmann::json> EngineClient::call(const std::string& method, nlohmann::json params,
                                           std::chrono::milliseconds timeout) {
   const std::string submission = send(method, std::move(params));
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, timeout, [&] { return answers_.contains(submission); })) {
-    return fail(kNoAnswer, method + " got no answer");
+  MutexLock lock(mu_);
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  while (!answers_.contains(submission)) {
+    if (lock.wait_until(cv_, give_up) == std::cv_status::timeout) break;
   }
+  if (!answers_.contains(submission)) return fail(kNoAnswer, method + " got no answer");
   AgentEvent answer = std::move(answers_.at(submission));
   answers_.erase(submission);
   if (answer.type == "command.ack") return answer.payload.value("result", nlohmann::json::object());
@@ -52,8 +54,11 @@ Result<nlohmann::json> EngineClient::call(const std::string& method, nlohmann::j
 }
 
 std::optional<AgentEvent> EngineClient::next_event(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, timeout, [&] { return !events_.empty() || woken_; });
+  MutexLock lock(mu_);
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  while (events_.empty() && !woken_) {
+    if (lock.wait_until(cv_, give_up) == std::cv_status::timeout) break;
+  }
   woken_ = false;
   if (events_.empty()) return std::nullopt;
   AgentEvent event = std::move(events_.front());
@@ -62,7 +67,7 @@ std::optional<AgentEvent> EngineClient::next_event(std::chrono::milliseconds tim
 }
 
 void EngineClient::wake() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   woken_ = true;
   cv_.notify_all();
 }

@@ -13,7 +13,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,6 +20,7 @@
 #include "cli/cli_errors.h"
 #include "keel/error.h"
 #include "keel/transport.h"
+#include "util/thread_annotations.h"
 
 namespace keel::cli {
 
@@ -47,16 +47,16 @@ class EngineClient {
   const std::string& client_id() const { return client_id_; }
 
  private:
-  void on_event(const AgentEvent& event);
+  void on_event(const AgentEvent& event) EXCLUDES(mu_);
 
   EngineTransport& transport_;
   std::string client_id_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<AgentEvent> events_;
-  std::map<std::string, AgentEvent> answers_;  // by submission id, for call()
-  uint64_t next_submission_ = 1;
-  bool woken_ = false;
+  std::deque<AgentEvent> events_ GUARDED_BY(mu_);
+  std::map<std::string, AgentEvent> answers_ GUARDED_BY(mu_);  // by submission id, for call()
+  uint64_t next_submission_ GUARDED_BY(mu_) = 1;
+  bool woken_ GUARDED_BY(mu_) = false;
   std::unique_ptr<EventSubscription> subscription_;
 };
 

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <mutex>
 #include <ostream>
 
 #include "cli/cli_errors.h"
@@ -23,6 +22,7 @@
 #include "transport/stdio_server.h"
 #include "transport/websocket_server.h"
 #include "util/private_file.h"
+#include "util/thread_annotations.h"
 
 namespace keel::cli {
 namespace fs = std::filesystem;
@@ -106,11 +106,13 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   // recovered turn from its turn.start {recovered: true} on (a WebSocket client connects later and learns of
   // it from initialize's `unfinished`).
   // Shared with the engine's store-failure callback, which may come from any engine thread.
-  std::mutex mu;
-  std::condition_variable cv;
-  int stop_signal = 0;
-  bool store_failed = false;
-  std::function<void()> stop_server;  // stdio: stops the server's run()
+  struct StopState {
+    Mutex mu;
+    std::condition_variable cv;
+    int signal GUARDED_BY(mu) = 0;
+    bool store_failed GUARDED_BY(mu) = false;
+    std::function<void()> stop_server GUARDED_BY(mu);  // stdio: stops the server's run()
+  } stop;
   HostOptions host_options{.config = context.config,
                            .model_name = options.model,
                            .workspace = options.workspace,
@@ -118,10 +120,10 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   // A poisoned store refuses every write until reopened: rather than run on refusing everything, the
   // server stops (the engine has ended the running turns) and exits with kExitStoreFailed for a supervisor.
   host_options.on_store_failed = [&] {
-    std::lock_guard<std::mutex> guard(mu);
-    store_failed = true;
-    if (stop_server) stop_server();
-    cv.notify_all();
+    MutexLock guard(stop.mu);
+    stop.store_failed = true;
+    if (stop.stop_server) stop.stop_server();
+    stop.cv.notify_all();
   };
   auto host = EngineHost::open(std::move(host_options));
   if (!host) {
@@ -150,17 +152,17 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
       server.stop();
     });
     {
-      std::lock_guard<std::mutex> guard(mu);
-      stop_server = [&server] { server.stop(); };
-      if (store_failed) server.stop();
+      MutexLock guard(stop.mu);
+      stop.stop_server = [&server] { server.stop(); };
+      if (stop.store_failed) server.stop();
     }
     log.info("serving JSON-RPC on stdio");
     (*host)->start_recovery();
     const std::string why = server.run();
     log.info("stdio session ended: {}", why);
-    std::lock_guard<std::mutex> guard(mu);
-    stop_server = nullptr;
-    if (store_failed) return stopped_for_store();
+    MutexLock guard(stop.mu);
+    stop.stop_server = nullptr;
+    if (stop.store_failed) return stopped_for_store();
     return why == "io_error" ? kExitFailed : kExitOk;
   }
 
@@ -224,17 +226,17 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   log.info("serving JSON-RPC over WebSocket on {}:{}", ws.host, port);
   {
     SignalWatcher signals([&](int signal_number) {
-      std::lock_guard<std::mutex> guard(mu);
-      stop_signal = signal_number;
-      cv.notify_all();
+      MutexLock guard(stop.mu);
+      stop.signal = signal_number;
+      stop.cv.notify_all();
     });
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return stop_signal != 0 || store_failed; });
+    MutexLock lock(stop.mu);
+    while (stop.signal == 0 && !stop.store_failed) lock.wait(stop.cv);
   }
   (*server)->stop();
-  std::lock_guard<std::mutex> guard(mu);
-  if (stop_signal == 0) return stopped_for_store();
-  log.info("signal {}: stopping", stop_signal);
+  MutexLock guard(stop.mu);
+  if (stop.signal == 0) return stopped_for_store();
+  log.info("signal {}: stopping", stop.signal);
   return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 #include "store/event_epoch.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
+#include "util/thread_annotations.h"
 #include "util/utf8.h"
 
 namespace keel {
@@ -50,22 +51,22 @@ struct TimerState {
   Strand strand;
   asio::steady_timer timer;
   std::function<void()> callback;
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
-  bool cancelled = false;
-  bool running = false;
-  std::thread::id runner;
+  bool cancelled GUARDED_BY(mu) = false;
+  bool running GUARDED_BY(mu) = false;
+  std::thread::id runner GUARDED_BY(mu);
 
   void fire(const boost::system::error_code& error) {
     {
-      std::lock_guard<std::mutex> guard(mu);
+      MutexLock guard(mu);
       if (cancelled || error) return;
       running = true;
       runner = std::this_thread::get_id();
     }
     callback();
     {
-      std::lock_guard<std::mutex> guard(mu);
+      MutexLock guard(mu);
       running = false;
     }
     cv.notify_all();
@@ -77,11 +78,11 @@ class TimerTask final : public ScheduledTask {
   explicit TimerTask(std::shared_ptr<TimerState> state) : state_(std::move(state)) {}
   ~TimerTask() override {
     {
-      std::unique_lock<std::mutex> lock(state_->mu);
+      MutexLock lock(state_->mu);
       state_->cancelled = true;
       // Destroyed from inside its own callback: the callback has started, nothing is left to cancel.
       if (state_->running && state_->runner != std::this_thread::get_id()) {
-        state_->cv.wait(lock, [&] { return !state_->running; });
+        while (state_->running) lock.wait(state_->cv);
       }
     }
     asio::post(state_->strand, [state = state_] { state->timer.cancel(); });
@@ -157,7 +158,7 @@ void EngineCore::Impl::stop_for_store_failure() {
   // start.
   shutdown_.cancel("the store refuses writes");
   {
-    std::lock_guard<std::mutex> guard(actors_mu_);
+    MutexLock guard(actors_mu_);
     for (auto& [id, actor] : actors_) {
       asio::post(actor->strand, [actor] { actor->cancel_turn("the store refuses writes"); });
     }
@@ -168,7 +169,7 @@ void EngineCore::Impl::stop_for_store_failure() {
 void EngineCore::Impl::report_store_failure_when_idle() {
   if (!store_failed_.load()) return;
   {
-    std::lock_guard<std::mutex> guard(running_mu_);
+    MutexLock guard(running_mu_);
     if (running_ != 0) return;
   }
   if (store_failure_reported_.exchange(true)) return;
@@ -179,14 +180,14 @@ EngineCore::Impl::~Impl() {
   // Interrupt every turn and task, let each write its terminal state, then stop the threads.
   shutdown_.cancel("the engine is shutting down");
   {
-    std::lock_guard<std::mutex> guard(actors_mu_);
+    MutexLock guard(actors_mu_);
     for (auto& [id, actor] : actors_) {
       asio::post(actor->strand, [actor] { actor->cancel_turn("the engine is shutting down"); });
     }
   }
   {
-    std::unique_lock<std::mutex> lock(running_mu_);
-    running_cv_.wait(lock, [&] { return running_ == 0; });
+    MutexLock lock(running_mu_);
+    while (running_ != 0) lock.wait(running_cv_);
   }
   // Every turn has ended; a tool that ignores its cancellation is left behind after the grace.
   tool_workers_.shutdown(options_.tool_shutdown_grace);
@@ -194,14 +195,14 @@ EngineCore::Impl::~Impl() {
   work_.reset();
   io_.stop();
   for (std::thread& thread : io_threads_) thread.join();
-  std::lock_guard<std::mutex> guard(actors_mu_);
+  MutexLock guard(actors_mu_);
   for (auto& [id, actor] : actors_) (void)actor->release();  // their timers, while the io_context lives
   // A model transfer or a tool still running reports to an inbox after this; the report is dropped.
   io_lifetime_->end();
 }
 
 std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thread_id) {
-  std::lock_guard<std::mutex> guard(actors_mu_);
+  MutexLock guard(actors_mu_);
   auto& actor = actors_[thread_id];
   if (!actor) actor = std::make_shared<ThreadActor>(thread_id, asio::make_strand(io_), io_lifetime_);
   return actor;

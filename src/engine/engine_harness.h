@@ -10,7 +10,6 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "testing/write_gate.h"
 #include "transport/direct_transport.h"
 #include "util/fail_points.h"
+#include "util/thread_annotations.h"
 
 namespace keel::testing {
 
@@ -35,7 +35,7 @@ class EventLog {
  public:
   void add(const AgentEvent& event) {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       events_.push_back(event);
     }
     cv_.notify_all();
@@ -44,14 +44,18 @@ class EventLog {
   // a hang guard, not a timing assertion.
   bool wait_until(const std::function<bool(const std::vector<AgentEvent>&)>& pred,
                   std::chrono::seconds bound = std::chrono::seconds(30)) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, bound, [&] { return pred(events_); });
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + bound;
+    while (!pred(events_)) {
+      if (lock.wait_until(cv_, give_up) == std::cv_status::timeout) return pred(events_);
+    }
+    return true;
   }
   bool wait_count(const std::string& type, size_t n) {
     return wait_until([&](const auto& events) { return count_in(events, type) >= n; });
   }
   std::vector<AgentEvent> events() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return events_;
   }
   std::vector<AgentEvent> of_type(const std::string& type) const {
@@ -76,9 +80,9 @@ class EventLog {
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::vector<AgentEvent> events_;
+  std::vector<AgentEvent> events_ GUARDED_BY(mu_);
 };
 
 // Test tools with predictable behaviour.
@@ -368,7 +372,7 @@ class EngineHarness {
         auto registration = std::make_shared<CancellationRegistration>();
         *registration =
             context.cancel.on_cancel([shared_done] { (*shared_done)(fail(codes::kCancelled, "cancelled")); });
-        std::lock_guard<std::mutex> guard(blocked_mu_);
+        MutexLock guard(blocked_mu_);
         blocked_.push_back(registration);
       });
     }
@@ -378,8 +382,8 @@ class EngineHarness {
   AllowAllGatekeeper allow_all_;
   std::unique_ptr<Store> store_;
   int submissions_ = 0;
-  std::mutex blocked_mu_;
-  std::vector<std::shared_ptr<CancellationRegistration>> blocked_;
+  Mutex blocked_mu_;
+  std::vector<std::shared_ptr<CancellationRegistration>> blocked_ GUARDED_BY(blocked_mu_);
 };
 
 }  // namespace keel::testing

@@ -38,6 +38,7 @@
 #include "store/snapshot_repository.h"
 #include "store/thread_repository.h"
 #include "util/fail_points.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -117,7 +118,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   void turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
 
  private:
-  std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id);
+  std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id) EXCLUDES(actors_mu_);
   // The op boundary: runs an op's handler, and answers an exception escaping it (a bug) with an `internal`
   // rejection instead of letting it end the process with every client and every running turn on it.
   template <typename Handler>
@@ -217,25 +218,25 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   Waits waits_{{writer_, *deps_.clock, *deps_.ids, *deps_.gatekeeper, *deps_.tools, scheduler_, threads_,
                 runs_, interactions_, *this, *this}};
 
-  std::mutex actors_mu_;
-  std::map<std::string, std::shared_ptr<ThreadActor>> actors_;
+  Mutex actors_mu_;
+  std::map<std::string, std::shared_ptr<ThreadActor>> actors_ GUARDED_BY(actors_mu_);
 
   // Running coroutines (turns and title tasks); the destructor waits for zero.
-  std::mutex running_mu_;
+  Mutex running_mu_;
   std::condition_variable running_cv_;
-  int running_ = 0;
+  int running_ GUARDED_BY(running_mu_) = 0;
   CancellationSource shutdown_;
 
  public:
   // Counts a coroutine in or out of `running_`.
-  void enter_running() {
-    std::lock_guard<std::mutex> guard(running_mu_);
+  void enter_running() EXCLUDES(running_mu_) {
+    MutexLock guard(running_mu_);
     ++running_;
   }
-  void leave_running() {
+  void leave_running() EXCLUDES(running_mu_) {
     bool idle = false;
     {
-      std::lock_guard<std::mutex> guard(running_mu_);
+      MutexLock guard(running_mu_);
       idle = --running_ == 0;
     }
     running_cv_.notify_all();
@@ -247,7 +248,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   void stop_for_store_failure();
 
  private:
-  void report_store_failure_when_idle();
+  void report_store_failure_when_idle() EXCLUDES(running_mu_);
   std::atomic<bool> store_failed_{false};
   std::atomic<bool> store_failure_reported_{false};
 

@@ -20,7 +20,7 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   void push(std::span<const EventPtr> events) {
     bool wake = false;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (stopped_) return;
       for (const EventPtr& event : events) {
         if (event->is_delta() && pending_.size() >= EventBus::kCoalesceAfter && merge_into_last(*event))
@@ -36,7 +36,7 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
 
   void stop() {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       stopped_ = true;
     }
     cv_.notify_one();
@@ -51,7 +51,7 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
 
  private:
   // Events are shared and immutable, so a merge replaces the last pending event with a merged copy.
-  bool merge_into_last(const AgentEvent& event) {
+  bool merge_into_last(const AgentEvent& event) REQUIRES(mu_) {
     const AgentEvent& last = *pending_.back();
     if (!last.is_delta() || last.thread_id != event.thread_id ||
         last.payload.value("itemId", "") != event.payload.value("itemId", "")) {
@@ -72,12 +72,12 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
     return true;
   }
 
-  void run() {
+  void run() EXCLUDES(mu_) {
     std::deque<EventPtr> batch;
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     while (true) {
       idle_ = true;
-      cv_.wait(lock, [&] { return stopped_ || !pending_.empty(); });
+      while (!stopped_ && pending_.empty()) lock.wait(cv_);
       idle_ = false;
       if (stopped_) return;
       // Takes everything waiting at once: one lock round per batch, not per event. While the callback runs
@@ -93,17 +93,17 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
     }
   }
 
-  bool stop_requested() {
-    std::lock_guard<std::mutex> guard(mu_);
+  bool stop_requested() EXCLUDES(mu_) {
+    MutexLock guard(mu_);
     return stopped_;
   }
 
   std::function<void(const AgentEvent&)> callback_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<EventPtr> pending_;
-  bool stopped_ = false;
-  bool idle_ = false;  // the worker is (about to be) waiting on cv_
+  std::deque<EventPtr> pending_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
+  bool idle_ GUARDED_BY(mu_) = false;  // the worker is (about to be) waiting on cv_
   std::thread worker_;
 };
 
@@ -129,7 +129,7 @@ class BusSubscription final : public EventSubscription {
 EventBus::~EventBus() {
   std::vector<std::shared_ptr<Mailbox>> live;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     for (auto& weak : mailboxes_) {
       if (auto mailbox = weak.lock()) live.push_back(std::move(mailbox));
     }
@@ -148,7 +148,7 @@ void EventBus::publish_all(const std::string& thread_id, std::vector<Draft> draf
   if (drafts.empty()) return;
   std::vector<Mailbox::EventPtr> events;
   events.reserve(drafts.size());
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   uint64_t& seq = next_seq_[thread_id];
   for (Draft& draft : drafts) {
     events.push_back(std::make_shared<const AgentEvent>(
@@ -161,7 +161,7 @@ void EventBus::publish_all(const std::string& thread_id, std::vector<Draft> draf
 }
 
 uint64_t EventBus::last_seq(const std::string& thread_id) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   auto found = next_seq_.find(thread_id);
   return base_ + (found == next_seq_.end() ? 0 : found->second);
 }
@@ -170,7 +170,7 @@ std::unique_ptr<EventSubscription> EventBus::subscribe(std::function<void(const 
   auto mailbox = std::make_shared<Mailbox>(std::move(callback));
   mailbox->start();
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     mailboxes_.push_back(mailbox);
   }
   return std::make_unique<BusSubscription>(std::move(mailbox));

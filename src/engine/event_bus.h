@@ -21,13 +21,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "keel/protocol.h"
 #include "keel/transport.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -59,9 +59,9 @@ class EventBus {
 
  private:
   const uint64_t base_;
-  std::mutex mu_;
-  std::map<std::string, uint64_t> next_seq_;  // the last seq stamped per thread, less base_
-  std::vector<std::weak_ptr<Mailbox>> mailboxes_;
+  Mutex mu_;
+  std::map<std::string, uint64_t> next_seq_ GUARDED_BY(mu_);  // the last seq stamped per thread, less base_
+  std::vector<std::weak_ptr<Mailbox>> mailboxes_ GUARDED_BY(mu_);
 };
 
 }  // namespace keel

@@ -7,8 +7,7 @@
 // The check and the post are one step: the post runs under a shared lock that end() takes exclusively.
 #pragma once
 
-#include <mutex>
-#include <shared_mutex>
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -18,7 +17,7 @@ class IoLifetime {
   // `post` must not block (posting does not).
   template <typename Post>
   bool post_if_alive(Post&& post) {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (ended_) return false;
     post();
     return true;
@@ -26,13 +25,13 @@ class IoLifetime {
 
   // After this returns, post_if_alive() runs nothing, and no post it ran is still in progress.
   void end() {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     ended_ = true;
   }
 
  private:
-  std::shared_mutex mu_;
-  bool ended_ = false;  // guarded by mu_
+  SharedMutex mu_;
+  bool ended_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace keel

@@ -2,11 +2,11 @@
 #include "engine/tool_dispatch.h"
 
 #include <exception>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "engine/engine_errors.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -26,12 +26,12 @@ class CallPort {
   explicit CallPort(ToolCallSinks sinks) : sinks_(std::move(sinks)) {}
 
   void progress(ToolProgress report) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!closed_ && !finished_) sinks_.progress(std::move(report));
   }
   // The first outcome wins; true when this one did. `from_tool`: the tool's (not the budget's).
   bool finish(Result<ToolResult> outcome, bool from_tool = true) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_ || finished_) return false;
     finished_ = true;
     answered_by_tool_ = from_tool;
@@ -40,18 +40,18 @@ class CallPort {
   }
   // Closes the port; whether the tool itself delivered the call's outcome.
   bool close() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     sinks_ = {};  // what the sinks hold (the runner's inbox) is released now, not when the tool returns
     return answered_by_tool_;
   }
 
  private:
-  std::mutex mu_;
-  ToolCallSinks sinks_;
-  bool finished_ = false;
-  bool answered_by_tool_ = false;
-  bool closed_ = false;
+  Mutex mu_;
+  ToolCallSinks sinks_ GUARDED_BY(mu_);
+  bool finished_ GUARDED_BY(mu_) = false;
+  bool answered_by_tool_ GUARDED_BY(mu_) = false;
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 class RunningCall final : public ToolCallHandle {

@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <system_error>
 #include <thread>
 #include <utility>
+
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -15,7 +16,8 @@ class ToolWorkers::Job {
  public:
   explicit Job(std::function<void()> body) : work(std::move(body)) {}
   std::function<void()> work;
-  // Guarded by State::mu.
+  // Guarded by State::mu (not annotated: the analysis names a mutex only through the object that holds it,
+  // and a Job does not know its State).
   bool running = false;
   bool finished = false;
   bool abandoned = false;
@@ -24,20 +26,20 @@ class ToolWorkers::Job {
 struct ToolWorkers::State {
   explicit State(size_t max) : max_threads(std::max<size_t>(1, max)) {}
   const size_t max_threads;
-  mutable std::mutex mu;
+  mutable Mutex mu;
   std::condition_variable work_cv;   // a job was queued, or shutdown began
   std::condition_variable ended_cv;  // a thread ended
-  std::deque<std::shared_ptr<Job>> queue;
-  size_t threads = 0;            // started, not ended
-  size_t idle = 0;               // waiting for a job
-  size_t abandoned_running = 0;  // threads running an abandoned job (they end when it returns)
-  bool stopping = false;
+  std::deque<std::shared_ptr<Job>> queue GUARDED_BY(mu);
+  size_t threads GUARDED_BY(mu) = 0;            // started, not ended
+  size_t idle GUARDED_BY(mu) = 0;               // waiting for a job
+  size_t abandoned_running GUARDED_BY(mu) = 0;  // threads running an abandoned job (they end when it returns)
+  bool stopping GUARDED_BY(mu) = false;
 
   // Threads that may take work: the others end as soon as their abandoned job returns.
-  size_t slots() const { return threads - abandoned_running; }
+  size_t slots() const REQUIRES(mu) { return threads - abandoned_running; }
 
-  // Requires mu. Starts a thread when queued work outnumbers idle threads and a slot is free.
-  void start_thread_if_needed(const std::shared_ptr<State>& self) {
+  // Starts a thread when queued work outnumbers idle threads and a slot is free.
+  void start_thread_if_needed(const std::shared_ptr<State>& self) REQUIRES(mu) {
     if (queue.size() > idle && slots() < max_threads) {
       ++threads;
       // Detached: shutdown must be able to return while a tool ignores its cancellation. The thread owns
@@ -51,10 +53,10 @@ struct ToolWorkers::State {
   }
 
   static void run(const std::shared_ptr<State>& self) {
-    std::unique_lock<std::mutex> lock(self->mu);
+    MutexLock lock(self->mu);
     for (;;) {
       ++self->idle;
-      self->work_cv.wait(lock, [&] { return self->stopping || !self->queue.empty(); });
+      while (!self->stopping && self->queue.empty()) lock.wait(self->work_cv);
       --self->idle;
       if (self->stopping) break;
       std::shared_ptr<Job> job = std::move(self->queue.front());
@@ -86,7 +88,7 @@ ToolWorkers::~ToolWorkers() { shutdown(std::chrono::milliseconds(0)); }
 
 std::shared_ptr<ToolWorkers::Job> ToolWorkers::post(std::function<void()> work) {
   auto job = std::make_shared<Job>(std::move(work));
-  std::unique_lock<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   if (state_->stopping) {
     lock.unlock();
     job->work = nullptr;
@@ -100,7 +102,7 @@ std::shared_ptr<ToolWorkers::Job> ToolWorkers::post(std::function<void()> work) 
 
 void ToolWorkers::abandon(const std::shared_ptr<Job>& job) {
   if (!job) return;
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   if (job->abandoned || job->finished) return;
   if (!job->running) {
     // Still queued: it will never be wanted, so it never runs.
@@ -117,24 +119,27 @@ void ToolWorkers::abandon(const std::shared_ptr<Job>& job) {
 
 void ToolWorkers::shutdown(std::chrono::milliseconds grace) {
   std::deque<std::shared_ptr<Job>> dropped;
-  std::unique_lock<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   if (!state_->stopping) {
     state_->stopping = true;
     dropped.swap(state_->queue);
     state_->work_cv.notify_all();
   }
-  state_->ended_cv.wait_for(lock, grace, [&] { return state_->threads == 0; });
+  const auto give_up = std::chrono::steady_clock::now() + grace;
+  while (state_->threads != 0) {
+    if (lock.wait_until(state_->ended_cv, give_up) == std::cv_status::timeout) break;
+  }
   lock.unlock();
   dropped.clear();  // their closures, outside the lock
 }
 
 size_t ToolWorkers::threads() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->threads;
 }
 
 size_t ToolWorkers::abandoned() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->abandoned_running;
 }
 

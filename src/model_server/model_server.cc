@@ -19,7 +19,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "model_server/history_rules.h"
@@ -27,6 +26,7 @@
 #include "model_server/request_log.h"
 #include "model_server/response_selector.h"
 #include "model_server/wire_encoder.h"
+#include "util/thread_annotations.h"
 
 namespace keel::model_server {
 
@@ -92,6 +92,7 @@ class ModelServer::Impl {
         if (!ec) shut_down("time limit reached");
       });
     }
+    MutexLock lock(join_mu_);
     thread_ = std::thread([this] { ioc_.run(); });
   }
 
@@ -101,10 +102,10 @@ class ModelServer::Impl {
 
   std::string wait() {
     {
-      std::lock_guard lock(join_mu_);
+      MutexLock lock(join_mu_);
       if (thread_.joinable()) thread_.join();
     }
-    std::lock_guard lock(reason_mu_);
+    MutexLock lock(reason_mu_);
     return stop_reason_;
   }
 
@@ -117,7 +118,7 @@ class ModelServer::Impl {
     if (stopping_) return;
     stopping_ = true;
     {
-      std::lock_guard lock(reason_mu_);
+      MutexLock lock(reason_mu_);
       stop_reason_ = std::move(reason);
     }
     error_code ignored;
@@ -315,10 +316,10 @@ class ModelServer::Impl {
   uint64_t next_connection_ = 0;
   std::map<uint64_t, std::weak_ptr<Connection>> connections_;
 
-  std::mutex reason_mu_;
-  std::string stop_reason_;  // guarded by reason_mu_
-  std::mutex join_mu_;
-  std::thread thread_;
+  Mutex reason_mu_;
+  std::string stop_reason_ GUARDED_BY(reason_mu_);
+  Mutex join_mu_;
+  std::thread thread_ GUARDED_BY(join_mu_);
 };
 
 Result<std::unique_ptr<ModelServer>> ModelServer::start(ServerOptions options) {

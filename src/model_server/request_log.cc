@@ -56,6 +56,7 @@ nlohmann::json request_record(uint64_t number, std::string_view method, std::str
 Result<std::unique_ptr<RequestLog>> RequestLog::open(const std::string& path) {
   auto log = std::make_unique<RequestLog>();
   if (!path.empty()) {
+    MutexLock lock(log->mu_);  // nobody else has the log yet; the lock is for the analysis
     log->file_.open(path, std::ios::app | std::ios::binary);
     if (!log->file_)
       return fail(codes::kModelServerRecordFailed, path + ": cannot open the request log for appending");
@@ -64,7 +65,7 @@ Result<std::unique_ptr<RequestLog>> RequestLog::open(const std::string& path) {
 }
 
 void RequestLog::append(nlohmann::json record) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (file_.is_open()) {
     file_ << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     file_.flush();
@@ -73,7 +74,7 @@ void RequestLog::append(nlohmann::json record) {
 }
 
 std::vector<nlohmann::json> RequestLog::records() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return records_;
 }
 

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "keel/error.h"
+#include "util/thread_annotations.h"
 
 namespace keel::model_server {
 
@@ -40,9 +40,9 @@ class RequestLog {
   std::vector<nlohmann::json> records() const;
 
  private:
-  mutable std::mutex mu_;
-  std::ofstream file_;                   // guarded by mu_; closed when recording to memory only
-  std::vector<nlohmann::json> records_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::ofstream file_ GUARDED_BY(mu_);  // closed when recording to memory only
+  std::vector<nlohmann::json> records_ GUARDED_BY(mu_);
 };
 
 }  // namespace keel::model_server

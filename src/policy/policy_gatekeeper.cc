@@ -8,6 +8,7 @@
 
 #include "keel/error_codes.h"
 #include "policy/policy_state.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 namespace {
@@ -135,7 +136,7 @@ PolicyGatekeeper::PolicyGatekeeper(ConstructionKey, const Clock& clock, IdSource
 PolicyGatekeeper::~PolicyGatekeeper() = default;
 
 std::shared_ptr<const PolicyState> PolicyGatekeeper::snapshot() const {
-  std::lock_guard lock(snapshot_mu_);
+  MutexLock lock(snapshot_mu_);
   return state_;
 }
 
@@ -264,10 +265,10 @@ Result<json> PolicyGatekeeper::set_host_permissions(Transaction& tx, const json&
 }
 
 void PolicyGatekeeper::install(const json& change) {
-  std::lock_guard install_lock(install_mu_);
+  MutexLock install_lock(install_mu_);
   auto next = std::make_shared<PolicyState>(*snapshot());
   if (!apply(*next, change)) return;  // not a change of ours: the store stays the truth (header comment)
-  std::lock_guard lock(snapshot_mu_);
+  MutexLock lock(snapshot_mu_);
   state_ = std::move(next);
 }
 

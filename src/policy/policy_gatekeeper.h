@@ -29,7 +29,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -39,6 +38,7 @@
 #include "keel/store.h"
 #include "policy/gatekeeper.h"
 #include "policy/policy_repository.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -101,7 +101,7 @@ class PolicyGatekeeper final : public Gatekeeper {
                    std::shared_ptr<const PolicyState> state);
 
  private:
-  std::shared_ptr<const PolicyState> snapshot() const;
+  std::shared_ptr<const PolicyState> snapshot() const EXCLUDES(snapshot_mu_);
 
   Result<nlohmann::json> set_mode(Transaction& tx, const nlohmann::json& params);
   Result<nlohmann::json> add_rule(Transaction& tx, const RuleSpec& spec);
@@ -111,9 +111,9 @@ class PolicyGatekeeper final : public Gatekeeper {
   const Clock& clock_;
   IdSource& ids_;
   PolicyRepository repository_;
-  std::mutex install_mu_;           // serializes install(): each builds on the snapshot before it
-  mutable std::mutex snapshot_mu_;  // guards state_ (held only to copy or swap the pointer)
-  std::shared_ptr<const PolicyState> state_;
+  Mutex install_mu_;           // serializes install(): each builds on the snapshot before it
+  mutable Mutex snapshot_mu_;  // held only to copy or swap the pointer
+  std::shared_ptr<const PolicyState> state_ GUARDED_BY(snapshot_mu_);
 };
 
 }  // namespace keel

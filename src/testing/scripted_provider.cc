@@ -9,6 +9,8 @@ namespace keel::testing {
 
 namespace pe = provider_event;
 
+// `sink` is taken under ScriptedProvider::mu_ once the stream is published (not annotated: the analysis names
+// a mutex only through the object that holds it).
 struct StalledStream {
   std::shared_ptr<ProviderSink> sink;
   std::vector<ScriptedStep> rest;  // a held stream: the steps after the hold
@@ -76,22 +78,22 @@ ScriptedProvider::ScriptedProvider(std::vector<ScriptedResponse> script)
     : script_(std::make_move_iterator(script.begin()), std::make_move_iterator(script.end())) {}
 
 void ScriptedProvider::push(ScriptedResponse response) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   script_.push_back(std::move(response));
 }
 
 void ScriptedProvider::set_recording(bool on) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   recording_ = on;
 }
 
 std::vector<RecordedRequest> ScriptedProvider::requests() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return requests_;
 }
 
 size_t ScriptedProvider::remaining() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return script_.size();
 }
 
@@ -99,7 +101,7 @@ void ScriptedProvider::stream(ProviderRequest request, CancellationToken cancel,
                               std::shared_ptr<ProviderSink> sink) {
   std::optional<ScriptedResponse> response;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (recording_) {
       requests_.push_back(
           RecordedRequest{request.model, request.system_prompt,
@@ -147,7 +149,7 @@ void ScriptedProvider::play(std::vector<ScriptedStep> steps, size_t first, bool 
         }
         std::weak_ptr<StalledStream> weak = stalled;
         {
-          std::lock_guard<std::mutex> guard(mu_);
+          MutexLock guard(mu_);
           if (step.kind == ScriptedStep::Kind::kHoldUntilReleased) {
             held_.push_back(stalled);
           } else {
@@ -162,7 +164,7 @@ void ScriptedProvider::play(std::vector<ScriptedStep> steps, size_t first, bool 
           if (!s) return;
           std::shared_ptr<ProviderSink> ending;
           {
-            std::lock_guard<std::mutex> guard(mu_);
+            MutexLock guard(mu_);
             ending = std::move(s->sink);
             std::erase(held_, s);
           }
@@ -179,7 +181,7 @@ bool ScriptedProvider::release() {
   std::shared_ptr<StalledStream> stream;
   std::shared_ptr<ProviderSink> sink;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (held_.empty()) return false;
     stream = std::move(held_.front());
     held_.pop_front();
@@ -191,13 +193,17 @@ bool ScriptedProvider::release() {
 }
 
 size_t ScriptedProvider::held() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return held_.size();
 }
 
 bool ScriptedProvider::wait_held(size_t count) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return held_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return held_.size() >= count; });
+  MutexLock lock(mu_);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (held_.size() < count) {
+    if (lock.wait_until(held_cv_, give_up) == std::cv_status::timeout) return held_.size() >= count;
+  }
+  return true;
 }
 
 }  // namespace keel::testing

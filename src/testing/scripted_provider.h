@@ -10,12 +10,12 @@
 
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "keel/provider.h"
+#include "util/thread_annotations.h"
 
 namespace keel::testing {
 
@@ -81,13 +81,13 @@ class ScriptedProvider final : public Provider {
   bool wait_held(size_t count) const;
 
  private:
-  mutable std::mutex mu_;
-  std::deque<ScriptedResponse> script_;
-  std::vector<RecordedRequest> requests_;
-  bool recording_ = true;
+  mutable Mutex mu_;
+  std::deque<ScriptedResponse> script_ GUARDED_BY(mu_);
+  std::vector<RecordedRequest> requests_ GUARDED_BY(mu_);
+  bool recording_ GUARDED_BY(mu_) = true;
   // Registrations of stalled streams, kept until their cancellation fires.
-  std::vector<std::shared_ptr<struct StalledStream>> stalled_;
-  std::deque<std::shared_ptr<struct StalledStream>> held_;
+  std::vector<std::shared_ptr<struct StalledStream>> stalled_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<struct StalledStream>> held_ GUARDED_BY(mu_);
   mutable std::condition_variable held_cv_;
 
   // Plays response steps from `first` on; returns when the response ended, stalled or is held.

@@ -25,7 +25,7 @@ std::unique_ptr<ScheduledTask> SimulatedTime::schedule_after(std::chrono::millis
                                                              std::function<void()> callback) {
   uint64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     id = next_id_++;
     const int64_t due = steady_ms_.load() + std::max<int64_t>(0, delay.count());
     tasks_.emplace(id, Task{due, std::move(callback)});
@@ -36,7 +36,7 @@ std::unique_ptr<ScheduledTask> SimulatedTime::schedule_after(std::chrono::millis
 }
 
 void SimulatedTime::advance(std::chrono::milliseconds by) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int64_t until = steady_ms_.load() + std::max<int64_t>(0, by.count());
   while (true) {
     auto next = tasks_.end();
@@ -67,32 +67,36 @@ void SimulatedTime::advance(std::chrono::milliseconds by) {
 void SimulatedTime::cancel(uint64_t id) {
   std::function<void()> dropped;  // destroyed outside the lock: it may own handles of other tasks
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto node = tasks_.extract(id)) dropped = std::move(node.mapped().callback);
     if (running_id_ == id && running_thread_ != std::this_thread::get_id()) {
-      changed_.wait(lock, [&] { return running_id_ != id; });
+      while (running_id_ == id) lock.wait(changed_);
     }
   }
 }
 
 size_t SimulatedTime::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return tasks_.size();
 }
 
 size_t SimulatedTime::scheduled() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return delays_.size();
 }
 
 std::vector<std::chrono::milliseconds> SimulatedTime::delays() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return delays_;
 }
 
 bool SimulatedTime::wait_scheduled(size_t count, std::chrono::seconds bound) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_for(lock, bound, [&] { return delays_.size() >= count; });
+  MutexLock lock(mu_);
+  const auto give_up = std::chrono::steady_clock::now() + bound;
+  while (delays_.size() < count) {
+    if (lock.wait_until(changed_, give_up) == std::cv_status::timeout) return delays_.size() >= count;
+  }
+  return true;
 }
 
 }  // namespace keel::testing

@@ -25,12 +25,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "keel/clock.h"
 #include "keel/scheduler.h"
+#include "util/thread_annotations.h"
 
 namespace keel::testing {
 
@@ -70,18 +70,18 @@ class SimulatedTime final : public Clock, public Scheduler {
   };
   class Handle;
 
-  void cancel(uint64_t id);
+  void cancel(uint64_t id) EXCLUDES(mu_);
 
   std::atomic<int64_t> unix_ms_;
   std::atomic<int64_t> steady_ms_{0};
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   mutable std::condition_variable changed_;  // a task was scheduled, or a running task returned
-  uint64_t next_id_ = 1;
-  uint64_t running_id_ = 0;  // the task whose callback runs now (0: none)
-  std::thread::id running_thread_;
-  std::map<uint64_t, Task> tasks_;
-  std::vector<std::chrono::milliseconds> delays_;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  uint64_t running_id_ GUARDED_BY(mu_) = 0;  // the task whose callback runs now (0: none)
+  std::thread::id running_thread_ GUARDED_BY(mu_);
+  std::map<uint64_t, Task> tasks_ GUARDED_BY(mu_);
+  std::vector<std::chrono::milliseconds> delays_ GUARDED_BY(mu_);
 };
 
 }  // namespace keel::testing

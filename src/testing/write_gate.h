@@ -12,46 +12,50 @@
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string_view>
 
 #include "keel/store.h"
+#include "util/thread_annotations.h"
 
 namespace keel::testing {
 
 class WriteGate {
  public:
   void pause() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     paused_ = true;
   }
   void resume() {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       paused_ = false;
     }
     cv_.notify_all();
   }
   // Waits until `n` writers are held at the gate. The bound is a hang guard, not a timing assertion.
   bool wait_held(size_t n, std::chrono::seconds bound = std::chrono::seconds(30)) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, bound, [&] { return held_ >= n; });
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + bound;
+    while (held_ < n) {
+      if (lock.wait_until(cv_, give_up) == std::cv_status::timeout) return held_ >= n;
+    }
+    return true;
   }
   // Called by the store at every begin(kWrite): waits while the gate is paused.
   void pass() {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!paused_) return;
     ++held_;
     cv_.notify_all();
-    cv_.wait(lock, [&] { return !paused_; });
+    while (paused_) lock.wait(cv_);
     --held_;
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool paused_ = false;
-  size_t held_ = 0;
+  bool paused_ GUARDED_BY(mu_) = false;
+  size_t held_ GUARDED_BY(mu_) = 0;
 };
 
 class GatedStore final : public Store {

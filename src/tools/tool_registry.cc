@@ -37,7 +37,7 @@ Result<std::shared_ptr<const ToolDescriptor>> ToolRegistry::register_tool(std::s
   auto compiled = KEEL_TRY(detail::compile_tool_spec(tool->spec()));
   auto descriptor = std::make_shared<const ToolDescriptor>(std::move(compiled.descriptor));
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (const RegisteredTool* existing = current_->find(descriptor->name)) {
     return fail(codes::kToolDuplicate,
                 "a tool named \"" + descriptor->name + "\" is already registered (existing: " +
@@ -51,7 +51,7 @@ Result<std::shared_ptr<const ToolDescriptor>> ToolRegistry::register_tool(std::s
 
 Result<void> ToolRegistry::unregister_tool(const std::string& name) {
   std::shared_ptr<const ToolRegistryGeneration> previous;  // released after the lock (may free the last tool)
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (current_->find(name) == nullptr) {
     return fail(codes::kToolNotFound, "no tool named \"" + name + "\" is registered");
   }
@@ -63,7 +63,7 @@ Result<void> ToolRegistry::unregister_tool(const std::string& name) {
 }
 
 std::shared_ptr<const ToolRegistryGeneration> ToolRegistry::snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return current_;
 }
 

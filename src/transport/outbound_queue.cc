@@ -37,7 +37,7 @@ OutboundQueue::Push OutboundQueue::push_message(nlohmann::json message) {
 OutboundQueue::Push OutboundQueue::push(Item item, bool delta) {
   bool was_empty = false;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (closed_) return Push::kClosed;
     if (delta && items_.size() >= options_.coalesce_after && !items_.empty() &&
         merge_delta(items_.back(), std::get<AgentEvent>(item))) {
@@ -54,7 +54,7 @@ OutboundQueue::Push OutboundQueue::push(Item item, bool delta) {
 
 void OutboundQueue::close_with(nlohmann::json last) {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (closed_) return;
     items_.clear();
     items_.push_back(std::move(last));
@@ -69,8 +69,10 @@ void OutboundQueue::notify(bool was_empty) {
 }
 
 OutboundQueue::Taken OutboundQueue::take(bool block) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (block) cv_.wait(lock, [&] { return !items_.empty() || (closed_ && !close_reported_) || woken_; });
+  MutexLock lock(mu_);
+  if (block) {
+    while (items_.empty() && !(closed_ && !close_reported_) && !woken_) lock.wait(cv_);
+  }
   woken_ = false;
   Taken taken;
   taken.items.reserve(items_.size());
@@ -83,14 +85,14 @@ OutboundQueue::Taken OutboundQueue::take(bool block) {
 
 void OutboundQueue::wake() {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     woken_ = true;
   }
   cv_.notify_all();
 }
 
 size_t OutboundQueue::coalesced() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return coalesced_;
 }
 

@@ -14,13 +14,13 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <variant>
 #include <vector>
 
 #include "keel/protocol.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -54,17 +54,17 @@ class OutboundQueue {
 
  private:
   Push push(Item item, bool delta);
-  void notify(bool was_empty);
+  void notify(bool was_empty) EXCLUDES(mu_);
 
   OutboundQueueOptions options_;
   std::function<void()> on_ready_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> items_;
-  bool closed_ = false;
-  bool close_reported_ = false;
-  bool woken_ = false;
-  size_t coalesced_ = 0;
+  std::deque<Item> items_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool close_reported_ GUARDED_BY(mu_) = false;
+  bool woken_ GUARDED_BY(mu_) = false;
+  size_t coalesced_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace keel

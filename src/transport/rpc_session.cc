@@ -10,6 +10,8 @@ namespace keel {
 using nlohmann::json;
 
 // A batch is answered by one array, in request order, once every request that expects an answer has it.
+// Guarded by the session's mu_ (not annotated: the analysis names a mutex only through the object that holds
+// it).
 struct RpcSession::Batch {
   std::vector<json> slots;
   std::vector<bool> filled;
@@ -26,7 +28,7 @@ RpcSession::~RpcSession() { detach(); }
 void RpcSession::detach() {
   std::unique_ptr<EventSubscription> subscription;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     subscription = std::move(subscription_);
   }
   if (subscription) subscription->cancel();
@@ -88,7 +90,7 @@ void RpcSession::call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_
   Pending pending{call.id, call.notification, batch, slot};
   Op op;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     op = rpc::to_op(std::move(call), principal(),
                     "rpc:" + options_.connection_id + ":" + std::to_string(++next_submission_));
     // Registered before the op goes out, so its answer cannot arrive unrouted.
@@ -100,7 +102,7 @@ void RpcSession::call(rpc::Call call, const std::shared_ptr<Batch>& batch, size_
   } catch (...) {
     // No answer will come: forget the request, so nothing waits for it (wait_answered), then let the
     // boundary in receive() answer it.
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (auto found = pending_.find(key); found != pending_.end()) {
       found->second.pop_back();
       if (found->second.empty()) pending_.erase(found);
@@ -113,7 +115,7 @@ void RpcSession::answer_session_method(const rpc::Call& call, const std::shared_
                                        size_t slot) {
   json result;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     const json ids = call.params.value("threadIds", json(nullptr));
     if (call.kind == protocol::OpKind::kSessionSubscribe) {
       if (ids.is_null()) {
@@ -142,7 +144,7 @@ void RpcSession::on_event(const AgentEvent& event) {
     return;
   }
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (threads_ && !event.thread_id.empty() && !threads_->contains(event.thread_id)) return;
   }
   if (queue_.push_event(event) == OutboundQueue::Push::kOverflow) overflowed();
@@ -151,7 +153,7 @@ void RpcSession::on_event(const AgentEvent& event) {
 void RpcSession::route_answer(const AgentEvent& event) {
   Pending pending;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     auto found =
         pending_.find({event.payload.value("clientId", ""), event.payload.value("submissionId", "")});
     if (found == pending_.end()) return;  // another client's answer
@@ -161,17 +163,17 @@ void RpcSession::route_answer(const AgentEvent& event) {
   }
   // Queued before a waiter can see the op answered, so what it takes afterwards holds the answer.
   if (!pending.notification) respond(rpc::answer_response(event, pending.id), pending.batch, pending.slot);
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   if (pending_.empty()) answered_.notify_all();
 }
 
 void RpcSession::wait_answered() {
-  std::unique_lock<std::mutex> lock(mu_);
-  answered_.wait(lock, [&] { return pending_.empty() || stop_waiting_ || closed_; });
+  MutexLock lock(mu_);
+  while (!pending_.empty() && !stop_waiting_ && !closed_) lock.wait(answered_);
 }
 
 void RpcSession::stop_waiting() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   stop_waiting_ = true;
   answered_.notify_all();
 }
@@ -183,7 +185,7 @@ void RpcSession::respond(json response, const std::shared_ptr<Batch>& batch, siz
   }
   json complete;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (slot >= batch->slots.size() || batch->filled[slot]) return;
     batch->slots[slot] = std::move(response);
     batch->filled[slot] = true;
@@ -205,7 +207,7 @@ void RpcSession::overflowed() {
 void RpcSession::close(const std::string& code, const std::string& message) {
   if (closed_.exchange(true)) return;
   queue_.close_with(rpc::notification(rpc::kDisconnectMethod, {{"code", code}, {"message", message}}));
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   answered_.notify_all();
 }
 

@@ -25,7 +25,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,6 +35,7 @@
 #include "keel/transport.h"
 #include "transport/json_rpc.h"
 #include "transport/outbound_queue.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 
@@ -111,14 +111,14 @@ class RpcSession {
   EngineTransport& transport_;
   RpcSessionOptions options_;
   OutboundQueue queue_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable answered_;  // pending_ became empty, or stop_waiting_
-  bool stop_waiting_ = false;
-  std::map<std::pair<std::string, std::string>, std::vector<Pending>> pending_;
-  std::optional<std::set<std::string>> threads_;  // nullopt: every thread
-  uint64_t next_submission_ = 0;
+  bool stop_waiting_ GUARDED_BY(mu_) = false;
+  std::map<std::pair<std::string, std::string>, std::vector<Pending>> pending_ GUARDED_BY(mu_);
+  std::optional<std::set<std::string>> threads_ GUARDED_BY(mu_);  // nullopt: every thread
+  uint64_t next_submission_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> closed_{false};
-  std::unique_ptr<EventSubscription> subscription_;
+  std::unique_ptr<EventSubscription> subscription_ GUARDED_BY(mu_);
 };
 
 }  // namespace keel

@@ -21,13 +21,14 @@
 #include <functional>
 #include <future>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "util/thread_annotations.h"
 
 namespace keel::testing {
 
@@ -44,7 +45,7 @@ class RpcTestClient {
   nlohmann::json request(const std::string& method, nlohmann::json params = nlohmann::json::object()) {
     const int id = next_id();
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       methods_[id] = method;
     }
     send({{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
@@ -76,7 +77,7 @@ class RpcTestClient {
   // The params of event notifications (in arrival order), optionally of one thread.
   std::vector<nlohmann::json> events(const std::string& thread_id = "") const {
     std::vector<nlohmann::json> out;
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     for (const auto& message : received_) {
       if (message.is_object() && message.value("method", "") == "event" &&
           (thread_id.empty() || message["params"].value("threadId", "") == thread_id)) {
@@ -106,32 +107,40 @@ class RpcTestClient {
 
   bool wait_until(const std::function<bool(const std::vector<nlohmann::json>&)>& pred,
                   std::chrono::seconds bound = std::chrono::seconds(30)) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, bound, [&] { return pred(received_); });
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + bound;
+    while (!pred(received_)) {
+      if (lock.wait_until(cv_, give_up) == std::cv_status::timeout) return pred(received_);
+    }
+    return true;
   }
   bool wait_closed(std::chrono::seconds bound = std::chrono::seconds(30)) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, bound, [&] { return closed_; });
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + bound;
+    while (!closed_) {
+      if (lock.wait_until(cv_, give_up) == std::cv_status::timeout) return closed_;
+    }
+    return true;
   }
 
   std::vector<nlohmann::json> received() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return received_;
   }
   std::vector<std::string> unparsable() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return unparsable_;
   }
   // The method each request id was sent with (schema checks of results).
   std::map<int, std::string> methods() const {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return methods_;
   }
 
  protected:
   void on_message(const std::string& text) {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (nlohmann::json::accept(text)) {
         received_.push_back(nlohmann::json::parse(text));
       } else {
@@ -142,24 +151,24 @@ class RpcTestClient {
   }
   void on_closed() {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       closed_ = true;
     }
     cv_.notify_all();
   }
   int next_id() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return ++ids_;
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::vector<nlohmann::json> received_;
-  std::vector<std::string> unparsable_;
-  std::map<int, std::string> methods_;
-  bool closed_ = false;
-  int ids_ = 0;
+  std::vector<nlohmann::json> received_ GUARDED_BY(mu_);
+  std::vector<std::string> unparsable_ GUARDED_BY(mu_);
+  std::map<int, std::string> methods_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  int ids_ GUARDED_BY(mu_) = 0;
   const std::string submission_prefix_ = [] {
     std::random_device random;
     return std::to_string((uint64_t{random()} << 32) | random());
@@ -180,7 +189,7 @@ class FdTestClient final : public RpcTestClient {
     if (write_fd_ >= 0 && write_fd_ != read_fd_) ::close(write_fd_);
   }
   void send_raw(const std::string& text) override {
-    std::lock_guard<std::mutex> guard(write_mu_);
+    MutexLock guard(write_mu_);
     if (disconnected_) return;
     const std::string line = text + "\n";
     size_t done = 0;
@@ -191,7 +200,7 @@ class FdTestClient final : public RpcTestClient {
     }
   }
   void disconnect() override {
-    std::lock_guard<std::mutex> guard(write_mu_);
+    MutexLock guard(write_mu_);
     if (disconnected_) return;
     disconnected_ = true;
     if (write_fd_ == read_fd_) {
@@ -219,10 +228,10 @@ class FdTestClient final : public RpcTestClient {
     on_closed();
   }
 
-  std::mutex write_mu_;
+  Mutex write_mu_;
   const int read_fd_;
-  int write_fd_;
-  bool disconnected_ = false;
+  int write_fd_ GUARDED_BY(write_mu_);
+  bool disconnected_ GUARDED_BY(write_mu_) = false;
   std::thread reader_;
 };
 

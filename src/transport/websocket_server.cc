@@ -11,7 +11,6 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <deque>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -19,6 +18,7 @@
 
 #include "keel/error_codes.h"
 #include "transport/transport_errors.h"
+#include "util/thread_annotations.h"
 #include "util/thread_scheduler.h"
 
 namespace keel {
@@ -65,7 +65,7 @@ class WebSocketServer::Impl {
   std::unique_ptr<ScheduledTask> after(std::chrono::milliseconds delay, Executor executor,
                                        std::function<void()> handler) {
     return timers_.schedule_after(delay, [this, executor, handler = std::move(handler)] {
-      std::lock_guard<std::mutex> guard(timer_mu_);
+      MutexLock guard(timer_mu_);
       if (!timers_stopped_) asio::post(executor, handler);
     });
   }
@@ -84,18 +84,18 @@ class WebSocketServer::Impl {
   // io_context is destroyed.
   std::unique_ptr<ThreadScheduler> own_timers_;
   Scheduler& timers_;
-  std::mutex timer_mu_;
-  bool timers_stopped_ = false;  // no timer posts into the io_context any more
+  Mutex timer_mu_;
+  bool timers_stopped_ GUARDED_BY(timer_mu_) = false;  // no timer posts into the io_context any more
   asio::io_context io_;
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;
-  uint64_t next_id_ = 0;
+  uint64_t next_id_ GUARDED_BY(mu_) = 0;
   std::chrono::milliseconds accept_backoff_{0};
   std::unique_ptr<ScheduledTask> accept_retry_;  // on the acceptor's strand; reset by stop() after the join
   std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::weak_ptr<Connection>> connections_;
-  bool stopped_ = false;
+  Mutex mu_;
+  std::vector<std::weak_ptr<Connection>> connections_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
 };
 
 // One client: the request header, the handshake checks, the upgrade, then its RpcSession until either side
@@ -126,7 +126,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // From any thread: after it returns no engine event reaches this connection.
   void detach() {
-    std::lock_guard<std::mutex> guard(session_mu_);
+    MutexLock guard(session_mu_);
     if (session_) session_->detach();
   }
 
@@ -213,7 +213,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (auto self = weak.lock()) asio::post(self->ws_.get_executor(), [self] { self->pump(); });
     });
     {
-      std::lock_guard<std::mutex> guard(session_mu_);
+      MutexLock guard(session_mu_);
       session_ = std::move(session);
     }
     ++server_.clients_;
@@ -293,7 +293,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string principal_;    // who the client is, once its handshake passed
   bool handshaking_ = true;  // counted in the server's unauthenticated_
   std::unique_ptr<ScheduledTask> deadline_;
-  std::mutex session_mu_;  // session_ is set on the strand and detached from the stopping thread
+  // session_ is set on the strand and detached from the stopping thread: the strand writes it under the
+  // mutex and reads it without (nothing else writes it), the stopping thread reads it under the mutex. Not
+  // annotated: GUARDED_BY cannot say "the writing thread may read without the lock".
+  Mutex session_mu_;
   std::unique_ptr<RpcSession> session_;
   std::deque<std::string> outbox_;
   bool writing_ = false;
@@ -373,7 +376,7 @@ void WebSocketServer::Impl::accept() {
     }
     std::shared_ptr<Connection> connection;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (stopped_) return;
       connection = std::make_shared<Connection>(std::move(socket), *this, "ws-" + std::to_string(++next_id_));
       std::erase_if(connections_, [](const std::weak_ptr<Connection>& weak) { return weak.expired(); });
@@ -390,7 +393,7 @@ void WebSocketServer::Impl::accept() {
 void WebSocketServer::Impl::on_accept_failed(beast::error_code error) {
   if (error == asio::error::operation_aborted || !acceptor_.is_open()) return;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (stopped_) return;
   }
   accept_backoff_ =
@@ -403,7 +406,7 @@ void WebSocketServer::Impl::on_accept_failed(beast::error_code error) {
 void WebSocketServer::Impl::stop() {
   std::vector<std::shared_ptr<Connection>> live;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     if (stopped_) return;
     stopped_ = true;
     for (auto& weak : connections_) {
@@ -418,7 +421,7 @@ void WebSocketServer::Impl::stop() {
   for (auto& connection : live) connection->detach();
   live.clear();
   {
-    std::lock_guard<std::mutex> guard(timer_mu_);
+    MutexLock guard(timer_mu_);
     timers_stopped_ = true;
   }
   io_.stop();
@@ -426,7 +429,7 @@ void WebSocketServer::Impl::stop() {
   accept_retry_.reset();
   // With the I/O thread stopped: every connection (also one upgraded meanwhile) is detached from the engine
   // before the context is destroyed, and its socket closed, so its client sees the end now.
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   for (auto& weak : connections_) {
     if (auto connection = weak.lock()) {
       connection->detach();

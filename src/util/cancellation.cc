@@ -16,23 +16,24 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <utility>
+
+#include "util/thread_annotations.h"
 
 namespace keel {
 
 namespace detail {
 
 struct CancellationState {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable done;  // signalled whenever a callback run by cancel() finishes
   std::atomic<bool> cancelled{false};
-  std::string reason;                                   // guarded by mu; set once, by the first cancel()
-  uint64_t next_id = 1;                                 // guarded by mu; 0 means "no registration"
-  std::map<uint64_t, std::function<void()>> callbacks;  // guarded by mu; registered and not yet run
-  uint64_t running_id = 0;                              // guarded by mu; callback cancel() is running
-  std::thread::id running_thread;                       // guarded by mu; the thread running cancel()
+  std::string reason GUARDED_BY(mu);                                   // set once, by the first cancel()
+  uint64_t next_id GUARDED_BY(mu) = 1;                                 // 0 means "no registration"
+  std::map<uint64_t, std::function<void()>> callbacks GUARDED_BY(mu);  // registered and not yet run
+  uint64_t running_id GUARDED_BY(mu) = 0;                              // callback cancel() is running
+  std::thread::id running_thread GUARDED_BY(mu);                       // the thread running cancel()
 };
 
 }  // namespace detail
@@ -69,11 +70,11 @@ void CancellationRegistration::reset() {
   if (!state_) return;
   std::function<void()> unregistered;  // destroyed after the lock is released (see file comment)
   {
-    std::unique_lock<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     if (auto node = state_->callbacks.extract(id_)) {
       unregistered = std::move(node.mapped());
     } else if (state_->running_id == id_ && state_->running_thread != std::this_thread::get_id()) {
-      state_->done.wait(lock, [this] { return state_->running_id != id_; });
+      while (state_->running_id == id_) lock.wait(state_->done);
     }
     // Otherwise the callback already ran, or is running on this thread and is destroying its own
     // registration.
@@ -90,14 +91,14 @@ bool CancellationToken::is_cancelled() const {
 
 std::string CancellationToken::reason() const {
   if (!state_) return "";
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->reason;  // "" until cancelled
 }
 
 CancellationRegistration CancellationToken::on_cancel(std::function<void()> callback) const {
   if (!state_) return {};  // a default token is never cancelled: the callback can never run
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     if (!state_->cancelled.load(std::memory_order_relaxed)) {
       const uint64_t id = state_->next_id++;
       state_->callbacks.emplace(id, std::move(callback));
@@ -124,7 +125,7 @@ bool CancellationSource::is_cancelled() const {
 void CancellationSource::cancel(std::string reason) {
   if (!state_) return;
   detail::CancellationState& s = *state_;
-  std::unique_lock<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   if (s.cancelled.load(std::memory_order_relaxed)) return;  // idempotent: the first reason is kept
   s.reason = std::move(reason);
   s.cancelled.store(true, std::memory_order_release);

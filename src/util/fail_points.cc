@@ -83,7 +83,7 @@ Result<SpecEntry> parse_entry(std::string_view entry) {
 }  // namespace
 
 void FailPoints::arm(std::string_view name, Action action, uint64_t nth, bool repeat) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto seen = hits_.find(name);
   const uint64_t hits_so_far = seen == hits_.end() ? 0 : seen->second;
   // nth = 0 would mean "already triggered"; treat it as the next hit, the earliest meaningful one.
@@ -92,12 +92,12 @@ void FailPoints::arm(std::string_view name, Action action, uint64_t nth, bool re
 }
 
 void FailPoints::disarm(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (const auto it = armed_.find(name); it != armed_.end()) armed_.erase(it);
 }
 
 void FailPoints::disarm_all() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   armed_.clear();
 }
 
@@ -131,7 +131,7 @@ Result<void> FailPoints::hit(std::string_view name) {
 #else
   Action action = Action::kError;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto seen = hits_.find(name);
     if (seen == hits_.end()) seen = hits_.emplace(std::string(name), 0).first;
     const uint64_t count = ++seen->second;
@@ -151,13 +151,13 @@ Result<void> FailPoints::hit(std::string_view name) {
 }
 
 uint64_t FailPoints::hits(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto it = hits_.find(name);
   return it == hits_.end() ? 0 : it->second;
 }
 
 std::vector<std::string> FailPoints::names_seen() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> names;
   names.reserve(hits_.size());
   for (const auto& [name, count] : hits_) names.push_back(name);

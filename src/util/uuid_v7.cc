@@ -47,7 +47,7 @@ std::string UuidV7Source::next_id() {
   int64_t ms = 0;
   uint16_t counter = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (now > last_ms_) {
       last_ms_ = now;
       counter_ = seed;

@@ -19,12 +19,12 @@
 #include <cctype>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "providers/http/http_errors.h"
 #include "providers/http/transfer_errors.h"
+#include "util/thread_annotations.h"
 
 namespace keel::providers {
 
@@ -184,7 +184,7 @@ class CurlHttpClient::Worker {
 
   ~Worker() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
     }
     curl_multi_wakeup(multi_.get());
@@ -205,7 +205,7 @@ class CurlHttpClient::Worker {
     // worker checks the token when it adopts the transfer.
     transfer->registration = cancel.on_cancel([this, id] { notify_cancelled(id); });
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       incoming_.push_back(std::move(transfer));
     }
     curl_multi_wakeup(multi_.get());
@@ -214,7 +214,7 @@ class CurlHttpClient::Worker {
  private:
   void notify_cancelled(uint64_t id) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       cancelled_.push_back(id);
     }
     curl_multi_wakeup(multi_.get());
@@ -226,7 +226,7 @@ class CurlHttpClient::Worker {
       std::vector<uint64_t> cancelled;
       bool stopping = false;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         incoming.swap(incoming_);
         cancelled.swap(cancelled_);
         stopping = stopping_;
@@ -425,10 +425,10 @@ class CurlHttpClient::Worker {
   MultiHandle multi_;
   std::atomic<uint64_t> next_id_{1};
 
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Transfer>> incoming_;  // guarded by mu_
-  std::vector<uint64_t> cancelled_;                  // guarded by mu_
-  bool stopping_ = false;                            // guarded by mu_
+  Mutex mu_;
+  std::vector<std::unique_ptr<Transfer>> incoming_ GUARDED_BY(mu_);
+  std::vector<uint64_t> cancelled_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
 
   std::map<uint64_t, std::unique_ptr<Transfer>> active_;  // worker thread only
   std::thread thread_;

@@ -13,12 +13,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "providers/http/http_client.h"
+#include "util/thread_annotations.h"
 
 namespace keel::providers::testing {
 
@@ -32,21 +32,21 @@ class RecordingHandler final : public HttpStreamHandler {
   std::function<void(const Result<void>&)> on_done;
 
   void on_response_head(int status, const std::vector<HttpHeader>& headers) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++heads_;
     status_ = status;
     headers_ = headers;
   }
   void on_body(std::string_view chunk) override {
     if (on_chunk) on_chunk(chunk);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     body_ += chunk;
     ++chunks_;
     changed_.notify_all();
   }
   void on_complete(Result<void> result) override {
     if (on_done) on_done(result);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++completions_;
     result_ = std::move(result);
     changed_.notify_all();
@@ -54,59 +54,63 @@ class RecordingHandler final : public HttpStreamHandler {
 
   // Waits until the body contains `text`; false if the request completed first (or the guard ran out).
   bool wait_for_body(const std::string& text) {
-    std::unique_lock lock(mu_);
-    changed_.wait_for(lock, kHangGuard,
-                      [&] { return body_.find(text) != std::string::npos || result_.has_value(); });
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+    while (body_.find(text) == std::string::npos && !result_.has_value()) {
+      if (lock.wait_until(changed_, give_up) == std::cv_status::timeout) break;
+    }
     return body_.find(text) != std::string::npos;
   }
   Result<void> wait_complete() {
-    std::unique_lock lock(mu_);
-    if (!changed_.wait_for(lock, kHangGuard, [&] { return result_.has_value(); })) {
-      return fail("test.hung", "the request did not complete");
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+    while (!result_.has_value()) {
+      if (lock.wait_until(changed_, give_up) == std::cv_status::timeout) break;
     }
+    if (!result_.has_value()) return fail("test.hung", "the request did not complete");
     return *result_;
   }
   bool completed() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return result_.has_value();
   }
   int status() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return status_;
   }
   int heads() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return heads_;
   }
   int completions() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return completions_;
   }
   size_t chunks() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return chunks_;
   }
   std::string body() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return body_;
   }
   std::optional<std::string> header(std::string_view name) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto value = find_header(headers_, name);
     if (!value) return std::nullopt;
     return std::string(*value);
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable changed_;
-  int heads_ = 0;
-  int status_ = 0;
-  std::vector<HttpHeader> headers_;
-  std::string body_;
-  size_t chunks_ = 0;
-  int completions_ = 0;
-  std::optional<Result<void>> result_;
+  int heads_ GUARDED_BY(mu_) = 0;
+  int status_ GUARDED_BY(mu_) = 0;
+  std::vector<HttpHeader> headers_ GUARDED_BY(mu_);
+  std::string body_ GUARDED_BY(mu_);
+  size_t chunks_ GUARDED_BY(mu_) = 0;
+  int completions_ GUARDED_BY(mu_) = 0;
+  std::optional<Result<void>> result_ GUARDED_BY(mu_);
 };
 
 // A TCP socket on 127.0.0.1 with a port the system chose; listening or not. Closed on destruction.

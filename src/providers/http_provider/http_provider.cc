@@ -2,13 +2,13 @@
 #include "providers/http_provider/http_provider.h"
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "keel/error_codes.h"
 #include "providers/provider_errors.h"
 #include "providers/wire/wire_stream.h"
+#include "util/thread_annotations.h"
 
 namespace keel::providers {
 namespace {
@@ -56,10 +56,10 @@ struct HttpProvider::Shared {
   Scheduler& scheduler;
   RetryPolicy retry;
 
-  std::mutex mu;
-  bool stopped = false;                          // guarded by mu: the provider is being destroyed
-  std::vector<std::weak_ptr<Exchange>> running;  // guarded by mu; expired entries are dropped as it grows
-  size_t running_after_prune = 8;                // guarded by mu: running's size after the last pruning
+  Mutex mu;
+  bool stopped GUARDED_BY(mu) = false;                          // the provider is being destroyed
+  std::vector<std::weak_ptr<Exchange>> running GUARDED_BY(mu);  // expired entries are dropped as it grows
+  size_t running_after_prune GUARDED_BY(mu) = 8;                // running's size after the last pruning
 };
 
 // One stream(): its attempts, from the encoded body to exactly one on_done.
@@ -85,14 +85,14 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
   // The provider is being destroyed: no further attempt starts, and what is in progress is cancelled.
   void stop() {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       stopped_ = true;
     }
     cancelled();
   }
 
   void on_response_head(int status, const std::vector<HttpHeader>& headers) override {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     status_ = status;
     if (auto value = find_header(headers, "retry-after")) retry_after_ = std::string(*value);
     if (auto value = find_header(headers, "retry-after-ms")) retry_after_ms_ = std::string(*value);
@@ -110,7 +110,7 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
   void on_body(std::string_view chunk) override {
     std::vector<ProviderEvent> events;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (attempt_error_) return;
       if (!is_success(status_)) {
         const size_t room = kMaxErrorBodyBytes - std::min(kMaxErrorBodyBytes, error_body_.size());
@@ -131,8 +131,9 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     bool transport_retryable = false;
     std::optional<int> http_status;
     std::vector<ProviderEvent> events;
+    FailedAttempt attempt;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (cancel_.is_cancelled() || stopped_) {
         failure = cancelled_error();
       } else if (attempt_error_) {
@@ -151,18 +152,18 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
       } else {
         failure = Error(codes::kProviderProtocolError, provider_->options.name + " sent no response");
       }
+      attempt = FailedAttempt{.attempt = attempt_,
+                              .output_streamed = output_streamed_,
+                              .http_status = http_status,
+                              .retry_after = retry_after_,
+                              .retry_after_ms = retry_after_ms_,
+                              .overloaded = overloaded,
+                              .transport_retryable = transport_retryable};
     }
     for (ProviderEvent& event : events) sink_->on_event(std::move(event));
     if (!failure) return done({});
     if (failure->code() != codes::kCancelled) {
-      const RetryDecision decision =
-          provider_->retry.decide(FailedAttempt{.attempt = attempt_,
-                                                .output_streamed = output_streamed_,
-                                                .http_status = http_status,
-                                                .retry_after = retry_after_,
-                                                .retry_after_ms = retry_after_ms_,
-                                                .overloaded = overloaded,
-                                                .transport_retryable = transport_retryable});
+      const RetryDecision decision = provider_->retry.decide(attempt);
       if (decision.retry) return schedule_retry(decision.delay);
     }
     done(fail(*failure));
@@ -170,7 +171,7 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
 
  private:
   // Records the attempt's error and aborts its transfer; on_complete then reports it.
-  void fail_attempt(Error error) {
+  void fail_attempt(Error error) REQUIRES(mu_) {
     if (!attempt_error_) attempt_error_ = std::move(error);
     if (attempt_cancel_) attempt_cancel_->cancel("the response could not be read");
   }
@@ -198,7 +199,7 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     for (const HttpHeader& header : provider_->options.extra_headers) request.headers.push_back(header);
     auto attempt_cancel = std::make_shared<CancellationSource>();
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       // Checked where the attempt's source is published: stop() either sees this source and cancels it,
       // or this sees stopped_.
       if (stopped_) stopping = true;
@@ -220,7 +221,7 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
   void schedule_retry(std::chrono::milliseconds delay) {
     auto self = shared_from_this();
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (finished_) return;
       if (!stopped_) {
         retry_task_ = provider_->scheduler.schedule_after(delay, [self] { self->start_attempt(); });
@@ -234,7 +235,7 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
     std::unique_ptr<ScheduledTask> pending_retry;
     std::shared_ptr<CancellationSource> attempt;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       pending_retry = std::move(retry_task_);
       attempt = attempt_cancel_;
     }
@@ -253,7 +254,7 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
 
   void done(Result<void> result) {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       if (finished_) return;
       finished_ = true;
     }
@@ -267,19 +268,19 @@ class HttpProvider::Exchange final : public HttpStreamHandler, public std::enabl
   std::shared_ptr<ProviderSink> sink_;
   CancellationRegistration on_cancel_;
 
-  std::mutex mu_;
-  int attempt_ = 0;
-  int status_ = 0;
-  std::string error_body_;
-  std::optional<std::string> retry_after_;
-  std::optional<std::string> retry_after_ms_;
-  std::optional<Error> attempt_error_;
-  std::optional<WireStream> stream_;
-  bool output_streamed_ = false;
-  bool finished_ = false;
-  bool stopped_ = false;  // the provider is being destroyed
-  std::shared_ptr<CancellationSource> attempt_cancel_;
-  std::unique_ptr<ScheduledTask> retry_task_;
+  Mutex mu_;
+  int attempt_ GUARDED_BY(mu_) = 0;
+  int status_ GUARDED_BY(mu_) = 0;
+  std::string error_body_ GUARDED_BY(mu_);
+  std::optional<std::string> retry_after_ GUARDED_BY(mu_);
+  std::optional<std::string> retry_after_ms_ GUARDED_BY(mu_);
+  std::optional<Error> attempt_error_ GUARDED_BY(mu_);
+  std::optional<WireStream> stream_ GUARDED_BY(mu_);
+  bool output_streamed_ GUARDED_BY(mu_) = false;
+  bool finished_ GUARDED_BY(mu_) = false;
+  bool stopped_ GUARDED_BY(mu_) = false;  // the provider is being destroyed
+  std::shared_ptr<CancellationSource> attempt_cancel_ GUARDED_BY(mu_);
+  std::unique_ptr<ScheduledTask> retry_task_ GUARDED_BY(mu_);
 };
 
 HttpProvider::HttpProvider(HttpProviderOptions options, HttpClient& client, Scheduler& scheduler,
@@ -289,7 +290,7 @@ HttpProvider::HttpProvider(HttpProviderOptions options, HttpClient& client, Sche
 HttpProvider::~HttpProvider() {
   std::vector<std::weak_ptr<Exchange>> running;
   {
-    std::lock_guard<std::mutex> guard(shared_->mu);
+    MutexLock guard(shared_->mu);
     shared_->stopped = true;
     running.swap(shared_->running);
   }
@@ -306,7 +307,7 @@ void HttpProvider::stream(ProviderRequest request, CancellationToken cancel,
   if (!body) return sink->on_done(fail(body.error()));
   auto exchange = std::make_shared<Exchange>(shared_, body->dump(), std::move(cancel), sink);
   {
-    std::lock_guard<std::mutex> guard(shared_->mu);
+    MutexLock guard(shared_->mu);
     // A call racing the destructor is the caller's bug (the provider must outlive its calls), but it still
     // ends cleanly instead of starting a transfer nobody will stop.
     if (shared_->stopped) {

@@ -39,6 +39,7 @@
 #include "store/sqlite/fifo_mutex.h"
 #include "store/sqlite/sqlite_connection.h"
 #include "util/fail_points.h"
+#include "util/thread_annotations.h"
 
 namespace keel {
 namespace {
@@ -288,7 +289,7 @@ class SqliteStore final : public Store {
   }
 
   Result<void> enter_thread() {
-    std::lock_guard<std::mutex> guard(threads_mu_);
+    MutexLock guard(threads_mu_);
     if (!threads_with_tx_.insert(std::this_thread::get_id()).second) {
       return fail(codes::kStoreNestedTransaction,
                   "this thread already holds an open transaction on this store; nested transactions are not "
@@ -297,7 +298,7 @@ class SqliteStore final : public Store {
     return {};
   }
   void leave_thread() {
-    std::lock_guard<std::mutex> guard(threads_mu_);
+    MutexLock guard(threads_mu_);
     threads_with_tx_.erase(std::this_thread::get_id());
   }
 
@@ -306,15 +307,15 @@ class SqliteStore final : public Store {
     return options_.fail_points->hit(name);
   }
 
-  Error poisoned_error() {
-    std::lock_guard<std::mutex> guard(state_mu_);
+  Error poisoned_error() EXCLUDES(state_mu_) {
+    MutexLock guard(state_mu_);
     std::string cause = poison_ ? poison_->to_string() : "unknown";
     return Error(codes::kStorePoisoned,
                  "the store refuses writes after a failed commit (" + cause + "); reopen it to recover");
   }
 
-  void poison(const Error& cause) {
-    std::lock_guard<std::mutex> guard(state_mu_);
+  void poison(const Error& cause) EXCLUDES(state_mu_) {
+    MutexLock guard(state_mu_);
     if (!poison_) poison_ = cause;
     poisoned_ = true;
     state_cv_.notify_all();
@@ -343,7 +344,7 @@ class SqliteStore final : public Store {
   Result<std::unique_ptr<Transaction>> begin_read() {
     std::unique_ptr<Connection> connection;
     {
-      std::lock_guard<std::mutex> guard(readers_mu_);
+      MutexLock guard(readers_mu_);
       if (!idle_readers_.empty()) {
         connection = std::move(idle_readers_.back());
         idle_readers_.pop_back();
@@ -361,7 +362,7 @@ class SqliteStore final : public Store {
   }
 
   void return_reader(std::unique_ptr<Connection> connection) {
-    std::lock_guard<std::mutex> guard(readers_mu_);
+    MutexLock guard(readers_mu_);
     idle_readers_.push_back(std::move(connection));
   }
 
@@ -387,8 +388,8 @@ class SqliteStore final : public Store {
   }
 
   // Blocks until `epoch` is durable (leading the sync if nobody else is), or fails if it never will be.
-  Result<void> wait_durable(uint64_t epoch) {
-    std::unique_lock<std::mutex> state(state_mu_);
+  Result<void> wait_durable(uint64_t epoch) EXCLUDES(state_mu_) {
+    MutexLock state(state_mu_);
     while (true) {
       if (durable_epoch_ >= epoch) return {};
       // A sync in progress may be the one that makes `epoch` durable: wait for its outcome before giving up
@@ -396,7 +397,7 @@ class SqliteStore final : public Store {
       // succeeded but before it published durable_epoch_; failing then would report a durable commit as
       // lost.)
       if (sync_in_progress_) {
-        state_cv_.wait(state);
+        state.wait(state_cv_);
         continue;
       }
       if (poison_) {
@@ -420,7 +421,7 @@ class SqliteStore final : public Store {
 
   // Commits the outer transaction: one sync for every savepoint released into it. Returns the epoch made
   // durable.
-  Result<uint64_t> sync_open_epoch() {
+  Result<uint64_t> sync_open_epoch() EXCLUDES(state_mu_) {
     std::lock_guard<sqlite::FifoMutex> writer(writer_mu_);
     if (!outer_open_) return open_epoch_ - 1;
     const auto started = std::chrono::steady_clock::now();
@@ -451,7 +452,9 @@ class SqliteStore final : public Store {
   SqliteStoreOptions options_;
   int schema_version_ = 0;
 
-  // The writer. Everything in this group is guarded by writer_mu_.
+  // The writer. Everything in this group is guarded by writer_mu_, and not annotated: begin_write() takes it
+  // and the WriteTx it returns releases it, so it is held across a transaction's life, not a scope, which
+  // the analysis cannot follow.
   // SQLite's WAL hook on the writer (so under writer_mu_): runs after each commit with the WAL's frame
   // count, which falls back when SQLite restarts the WAL after a complete checkpoint. A checkpoint is
   // requested each time the WAL has grown by the threshold since the last request, not after every commit
@@ -475,19 +478,19 @@ class SqliteStore final : public Store {
   uint64_t open_epoch_ = 1;
   uint64_t released_in_epoch_ = 0;
 
-  // Group-commit state, guarded by state_mu_.
-  std::mutex state_mu_;
+  // Group-commit state.
+  Mutex state_mu_;
   std::condition_variable state_cv_;
-  uint64_t durable_epoch_ = 0;
-  bool sync_in_progress_ = false;
-  std::optional<Error> poison_;
+  uint64_t durable_epoch_ GUARDED_BY(state_mu_) = 0;
+  bool sync_in_progress_ GUARDED_BY(state_mu_) = false;
+  std::optional<Error> poison_ GUARDED_BY(state_mu_);
   std::atomic<bool> poisoned_{false};
 
-  std::mutex readers_mu_;
-  std::vector<std::unique_ptr<Connection>> idle_readers_;
+  Mutex readers_mu_;
+  std::vector<std::unique_ptr<Connection>> idle_readers_ GUARDED_BY(readers_mu_);
 
-  std::mutex threads_mu_;
-  std::unordered_set<std::thread::id> threads_with_tx_;
+  Mutex threads_mu_;
+  std::unordered_set<std::thread::id> threads_with_tx_ GUARDED_BY(threads_mu_);
 
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> syncs_{0};

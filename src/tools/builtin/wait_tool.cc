@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "keel/error_codes.h"
 #include "tools/builtin/tool_support.h"
+#include "util/thread_annotations.h"
 
 namespace keel::builtin {
 
@@ -69,32 +69,32 @@ class WaitCall : public std::enable_shared_from_this<WaitCall> {
 
   void start() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       schedule_next_tick();
     }
     // May run on_cancel() right here when the token is already cancelled.
     CancellationRegistration registration =
         cancel_token_.on_cancel([self = shared_from_this()] { self->on_cancel(); });
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // When the call already finished, `registration` is dropped on return, unregistering the callback.
     if (!finished_) registration_ = std::move(registration);
   }
 
  private:
-  // Requires mu_. The new timer cannot fire before `pending_` holds its handle: its tick needs the lock.
-  void schedule_next_tick() {
+  // The new timer cannot fire before `pending_` holds its handle: its tick needs the lock.
+  void schedule_next_tick() REQUIRES(mu_) {
     next_step_ms_ = std::min(kTickMs, total_ms_ - elapsed_ms_);
     pending_ = scheduler_.schedule_after(std::chrono::milliseconds(next_step_ms_),
                                          [self = shared_from_this()] { self->tick(); });
   }
 
-  void tick() {
+  void tick() EXCLUDES(mu_) {
     std::unique_ptr<ScheduledTask> fired;  // this tick's own handle, released when the callback ends
     CancellationRegistration registration;
     std::function<void(Result<ToolResult>)> finish;
     std::optional<ToolProgress> report;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (finished_) return;  // cancelled while this timer was firing
       fired = std::move(pending_);
       elapsed_ms_ += next_step_ms_;
@@ -130,7 +130,7 @@ class WaitCall : public std::enable_shared_from_this<WaitCall> {
     progress_(std::move(*report));
     Result<ToolResult> result = fail(codes::kInternal, "unset");
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       reporting_ = false;
       if (deferred_) {
         result = std::move(*deferred_);
@@ -141,11 +141,11 @@ class WaitCall : public std::enable_shared_from_this<WaitCall> {
     if (finish) finish(std::move(result));
   }
 
-  void on_cancel() {
+  void on_cancel() EXCLUDES(mu_) {
     std::unique_ptr<ScheduledTask> timer;
     std::function<void(Result<ToolResult>)> finish;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (finished_) return;
       finished_ = true;
       timer = std::move(pending_);
@@ -169,15 +169,15 @@ class WaitCall : public std::enable_shared_from_this<WaitCall> {
   const CancellationToken cancel_token_;
   const std::function<void(ToolProgress)> progress_;
 
-  std::mutex mu_;
-  bool finished_ = false;   // `done_` has been claimed (or parked in deferred_)
-  bool reporting_ = false;  // a progress report runs outside the lock; done must wait for it
-  std::optional<Result<ToolResult>> deferred_;  // the outcome reached while reporting_
-  int64_t elapsed_ms_ = 0;
-  int64_t next_step_ms_ = 0;
-  std::function<void(Result<ToolResult>)> done_;
-  std::unique_ptr<ScheduledTask> pending_;  // the next timer
-  CancellationRegistration registration_;
+  Mutex mu_;
+  bool finished_ GUARDED_BY(mu_) = false;   // `done_` has been claimed (or parked in deferred_)
+  bool reporting_ GUARDED_BY(mu_) = false;  // a progress report runs outside the lock; done must wait for it
+  std::optional<Result<ToolResult>> deferred_ GUARDED_BY(mu_);  // the outcome reached while reporting_
+  int64_t elapsed_ms_ GUARDED_BY(mu_) = 0;
+  int64_t next_step_ms_ GUARDED_BY(mu_) = 0;
+  std::function<void(Result<ToolResult>)> done_ GUARDED_BY(mu_);
+  std::unique_ptr<ScheduledTask> pending_ GUARDED_BY(mu_);  // the next timer
+  CancellationRegistration registration_ GUARDED_BY(mu_);
 };
 
 }  // namespace
