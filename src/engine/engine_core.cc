@@ -1,5 +1,5 @@
 // EngineCore: op dispatch onto thread actors, a turn's start and end, interrupts, and the engine's threads.
-// The services it delegates to (turn and steer admission, waits, policy ops) are in their own units
+// The services it delegates to (turn and steer admission, waits, recovery, policy ops) are in their own units
 // (docs/architecture.md, The engine's files).
 #include "engine/engine_core.h"
 
@@ -287,7 +287,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
   if (spec == nullptr) return needs_thread();
   switch (spec->kind) {
     case protocol::OpKind::kInitialize:
-      ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", unfinished_runs()}});
+      ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", recovery_.unfinished_runs()}});
       // A client connecting (after a restart, say) is shown what is asked of it.
       if (op.params.value("subscribe", true)) waits_.resend_waits();
       return;
@@ -383,7 +383,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
     case protocol::OpKind::kRunResume:
       return resume_run(actor, op);
     case protocol::OpKind::kRunResolveUncertain:
-      return resolve_uncertain(actor, op);
+      return recovery_.resolve_uncertain(actor, op);
     case protocol::OpKind::kQueueUpdate:
       // A queued input becomes a turn's input later: it must be one now.
       if (auto content = turn_admission_.input(op.params.value("input", json())); !content) {

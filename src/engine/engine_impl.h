@@ -21,6 +21,7 @@
 #include "engine/event_bus.h"
 #include "engine/io_lifetime.h"
 #include "engine/policy_ops.h"
+#include "engine/recovery.h"
 #include "engine/steer_admission.h"
 #include "engine/thread_actor.h"
 #include "engine/tool_dispatch.h"
@@ -53,7 +54,7 @@ class AsioScheduler final : public Scheduler {
   boost::asio::io_context& io_;
 };
 
-class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
+class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public ThreadActors {
  public:
   Impl(EngineDeps deps, EngineOptions options);
   ~Impl();
@@ -64,7 +65,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   }
   // Once per engine: by the constructor, or by EngineCore::recover() when recover_on_start is false.
   void recover() {
-    std::call_once(recovered_, [this] { recover_runs(); });
+    std::call_once(recovered_, [this] { recovery_.recover_runs(); });
   }
 
   // ---- used by the turn runner (on the thread's strand) ----
@@ -118,7 +119,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   void turn_finished(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
 
  private:
-  std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id) EXCLUDES(actors_mu_);
+  // ---- ThreadActors (engine/recovery.h) ----
+  std::shared_ptr<ThreadActor> actor_for(const std::string& thread_id) EXCLUDES(actors_mu_) override;
   // The op boundary: runs an op's handler, and answers an exception escaping it (a bug) with an `internal`
   // rejection instead of letting it end the process with every client and every running turn on it.
   template <typename Handler>
@@ -144,7 +146,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
                      nlohmann::json result_extra = nlohmann::json::object());
   void start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   // After a turn that ended normally: starts the thread's next queued input, if any.
-  void advance_queue(const std::shared_ptr<ThreadActor>& actor);
+  void advance_queue(const std::shared_ptr<ThreadActor>& actor) override;
   // Whether an idle thread's queue runs by itself: its last run completed normally, or it has none. After
   // an interrupt, a budget pause, a failure or an uncertain pause the queue holds.
   bool queue_runs_on(const std::string& thread_id);
@@ -161,22 +163,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
                      std::shared_ptr<const ToolRegistryGeneration> generation) override;
   bool stopping() const override { return shutdown_.is_cancelled(); }
 
-  // ---- recovery (engine/recovery.cc) ----
-  // At start: classifies every run an earlier process left executing or waiting (spec §5).
-  void recover_runs();
+  // Recovery (engine/recovery.h) runs once per engine.
   std::once_flag recovered_;
-  void restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run);
-  // Before recovery runs a retry-safe call again: commits the attempt in the run's dispatch record, or,
-  // when recovery already ran it kMaxRecoveryAttempts times, its tool.not_retried result instead. Returns
-  // the run as the continuation takes it up.
-  Result<RunRecord> count_recovery_attempt(const RunRecord& run, const ToolRegistryGeneration& generation);
-  // The run is the thread's active turn again and a continuation runner picks it up.
-  void continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,
-                          std::shared_ptr<const ToolRegistryGeneration> generation);
-  // run.resolveUncertain {threadId, runId?, resolution: retry | mark_done | fail}.
-  void resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  // Every run that has not finished (for initialize: a front end offers "continue").
-  nlohmann::json unfinished_runs();
   void read_thread(const Op& op);
   // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
   void list_queue(const Op& op);
@@ -217,6 +205,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher {
   std::vector<std::thread> io_threads_;
   Waits waits_{{writer_, *deps_.clock, *deps_.ids, *deps_.gatekeeper, *deps_.tools, scheduler_, threads_,
                 runs_, interactions_, *this, *this}};
+  Recovery recovery_{{writer_, *deps_.clock, *deps_.ids, *deps_.tools, threads_, runs_, queue_, interactions_,
+                      waits_, *this, *this, *this}};
 
   Mutex actors_mu_;
   std::map<std::string, std::shared_ptr<ThreadActor>> actors_ GUARDED_BY(actors_mu_);

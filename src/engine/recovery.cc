@@ -1,32 +1,13 @@
-// engine/recovery.cc — what a starting engine does with the runs an earlier process left unfinished
-// (spec §5), and run.resolveUncertain.
-//
-// At start every run that was executing is classified from the store:
-//   - waiting_approval / waiting_interaction: the wait holds its thread again (engine/waits.cc);
-//   - queued / streaming_model / executing_tool with no dispatched call: it continues by itself from its
-//     last checkpoint (a continuation runner finishes the calls without results, then calls the model; a
-//     queued run without an environment snapshot resolves the current configuration, for the first time);
-//   - a run whose row cannot be read (a state no keel state names, a damaged column) fails with the
-//     reason; the others recover as usual;
-//   - a dispatched call without a result (Run.pendingTool written before the tool ran): by the tool's
-//     recovery class — retry-safe runs again; inspect-first gets a result saying the outcome is unknown
-//     and to inspect before retrying; never-retry moves the run to paused_uncertain until the person
-//     chooses (run.resolveUncertain{retry | mark_done | fail}).
-//   - a retry-safe call about to run again is counted first: its dispatch record, with
-//     `recoveryAttempts`, commits before the continuation runs it. A call that recovery already ran
-//     kMaxRecoveryAttempts times without a result (each time the process died: it may be what kills it)
-//     is not run again; the model gets an error result (tool.not_retried) and the run goes on. Otherwise a
-//     call that crashes the process would crash every start after it.
-// Interrupted, budget-paused and paused_uncertain runs wait for the person; initialize lists them.
-// A queue whose thread's last turn ended normally starts its front input, as it would have had the process
-// lived past that turn's end (the end and the queue's start are two transactions).
+// engine/recovery.cc — Recovery (engine/recovery.h): unfinished runs taken over at start (spec §5),
+// run.resolveUncertain, and initialize's list of unfinished runs.
+#include "engine/recovery.h"
+
 #include <boost/asio/post.hpp>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "engine/engine_errors.h"
-#include "engine/engine_impl.h"
 #include "store/node_body.h"
 #include "store/receipts.h"
 
@@ -42,9 +23,6 @@ bool is_dispatch(const json& pending) {
   return pending.is_object() && pending.contains("toolCallId") && !pending.contains("approvalId") &&
          !pending.contains("interactionId");
 }
-
-// How many times recovery runs a retry-safe call again when each run ended with the process dying.
-constexpr int kMaxRecoveryAttempts = 1;
 
 // The call of the run's last response that has no result yet (calls run in order, so it is the one that
 // was running when the process died), if any.
@@ -81,22 +59,22 @@ NewNode result_node(std::string id, const RunRecord& run, json body) {
 
 }  // namespace
 
-void EngineCore::Impl::recover_runs() {
-  auto tx = store().begin(TxMode::kRead);
+void Recovery::recover_runs() {
+  auto tx = c_.writer.store().begin(TxMode::kRead);
   if (!tx) return;
-  auto ids = runs_.unstopped_run_ids(**tx);
+  auto ids = c_.runs.unstopped_run_ids(**tx);
   if (!ids) return;
   std::vector<std::string> queues_to_start;
-  if (auto queued = queue_.threads_with_items(**tx)) {
+  if (auto queued = c_.queue.threads_with_items(**tx)) {
     for (const std::string& thread_id : *queued) {
-      auto latest = runs_.latest_for_thread(**tx, thread_id);
+      auto latest = c_.runs.latest_for_thread(**tx, thread_id);
       if (latest && *latest && (*latest)->state == RunState::kCompleted) queues_to_start.push_back(thread_id);
     }
   }
   std::vector<RunRecord> runs;
   std::vector<std::pair<std::string, std::string>> damaged;  // run id, why
   for (const std::string& id : *ids) {
-    auto run = runs_.get(**tx, id);
+    auto run = c_.runs.get(**tx, id);
     if (!run) {
       damaged.emplace_back(id, "the run's row cannot be read (" + run.error().to_string() + ")");
       continue;
@@ -104,7 +82,7 @@ void EngineCore::Impl::recover_runs() {
     // A run left unfinished under a newer turn of its thread (an earlier keel let the thread go on after
     // the run's end failed to be written) is failed, never continued: continuing it would append its
     // calls, results or an approved write after the newer history.
-    auto latest = runs_.latest_for_thread(**tx, run->thread_id);
+    auto latest = c_.runs.latest_for_thread(**tx, run->thread_id);
     if (latest && *latest && (*latest)->id != run->id) {
       damaged.emplace_back(id, "the run was left unfinished and its thread has a newer turn (" +
                                    (*latest)->turn_id + "); it is not continued into that history");
@@ -117,31 +95,32 @@ void EngineCore::Impl::recover_runs() {
   for (const auto& [id, why] : damaged) {
     // A wait of a failed run is not asked again (resend_waits lists waiting runs only) and its answer is
     // refused as expired.
-    (void)write([&](Transaction& wtx) { return runs_.mark_damaged(wtx, id, "recovery: " + why); });
+    (void)c_.writer.write(
+        [&](Transaction& wtx) { return c_.runs.mark_damaged(wtx, id, "recovery: " + why); });
   }
   for (RunRecord& run : runs) {
-    auto actor = actor_for(run.thread_id);
+    auto actor = c_.actors.actor_for(run.thread_id);
     asio::post(actor->strand, [this, actor, run = std::move(run)] {
       if (activity_after_recovery(run).state == ThreadActivity::State::kWaiting) {
-        waits_.restore_wait(actor, run);
+        c_.waits.restore_wait(actor, run);
       } else {
         restore_running(actor, run);
       }
     });
   }
   for (const std::string& thread_id : queues_to_start) {
-    auto actor = actor_for(thread_id);
+    auto actor = c_.actors.actor_for(thread_id);
     asio::post(actor->strand, [this, actor] {
-      if (!actor->turn()) advance_queue(actor);
+      if (!actor->turn()) c_.actors.advance_queue(actor);
     });
   }
 }
 
-void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
+void Recovery::restore_running(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run) {
   if (actor->turn()) return;
   // One generation for classifying the dispatched call, verifying the run's environment and binding its
   // tools (spec §4): the continuation runner gets this one, not whatever the registry holds by then.
-  std::shared_ptr<const ToolRegistryGeneration> generation = deps_.tools->snapshot();
+  std::shared_ptr<const ToolRegistryGeneration> generation = c_.tools.snapshot();
   RunRecord current = run;
   const json pending = run.pending_tool.value_or(json::object());
   // A call the person chose to retry (run.resolveUncertain) was not dispatched again yet: its continuation
@@ -152,23 +131,23 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
     // A tool that is gone cannot say it is safe to repeat: treat it as never-retry.
     const ToolRecovery recovery = tool ? tool->descriptor->recovery : ToolRecovery::kNeverRetry;
     if (recovery == ToolRecovery::kNeverRetry) {
-      auto paused = write([&](Transaction& tx) -> Result<RunRecord> {
+      auto paused = c_.writer.write([&](Transaction& tx) -> Result<RunRecord> {
         RunUpdate update;
         update.stop_reason = "uncertain";
-        return runs_.transition(tx, run.id, run.revision, RunState::kPausedUncertain, update);
+        return c_.runs.transition(tx, run.id, run.revision, RunState::kPausedUncertain, update);
       });
       if (!paused) return;  // the run keeps its state; the next start classifies it again
-      publish_event(run.thread_id, events::run_updated(*paused));
-      publish("run.uncertain", run.thread_id,
-              {{"runId", paused->id},
-               {"turnId", paused->turn_id},
-               {"toolCallId", pending.value("toolCallId", "")},
-               {"name", pending.value("name", "")},
-               {"offers", {"retry", "mark_done", "fail"}}});
+      c_.replies.publish_event(run.thread_id, events::run_updated(*paused));
+      c_.replies.publish("run.uncertain", run.thread_id,
+                         {{"runId", paused->id},
+                          {"turnId", paused->turn_id},
+                          {"toolCallId", pending.value("toolCallId", "")},
+                          {"name", pending.value("name", "")},
+                          {"offers", {"retry", "mark_done", "fail"}}});
       return;
     }
     if (recovery == ToolRecovery::kInspectFirst) {
-      auto answered = write([&](Transaction& tx) -> Result<RunRecord> {
+      auto answered = c_.writer.write([&](Transaction& tx) -> Result<RunRecord> {
         auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
             .tool_call_id = pending.value("toolCallId", ""),
             .content = text_result("keel stopped while this call was running, so its outcome is unknown. "
@@ -176,26 +155,25 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
                            .content,
             .is_error = true}));
         body["uncertain"] = true;
-        KEEL_TRY(threads_.append(tx, result_node(deps_.ids->next_id(), run, std::move(body))));
+        KEEL_TRY(c_.threads.append(tx, result_node(c_.ids.next_id(), run, std::move(body))));
         RunUpdate update;
         update.clear_pending_tool = true;
-        return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
+        return c_.runs.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
       });
       if (!answered) return;
       current = *answered;
     }
     // retry-safe: the continuation runs the call again, counted below.
   }
-  auto counted = count_recovery_attempt(current, *generation);
+  auto counted = count_attempt(current, *generation);
   if (!counted) return;  // the run keeps its state; the next start classifies it again
   continue_recovered(actor, *counted, std::move(generation));
 }
 
-Result<RunRecord> EngineCore::Impl::count_recovery_attempt(const RunRecord& run,
-                                                           const ToolRegistryGeneration& generation) {
-  auto read = store().begin(TxMode::kRead);
+Result<RunRecord> Recovery::count_attempt(const RunRecord& run, const ToolRegistryGeneration& generation) {
+  auto read = c_.writer.store().begin(TxMode::kRead);
   if (!read) return std::unexpected(std::move(read).error());
-  auto call = first_unanswered_call(**read, threads_, run);
+  auto call = first_unanswered_call(**read, c_.threads, run);
   (void)(*read)->commit();
   if (!call) return std::unexpected(std::move(call).error());
   if (!*call) return run;  // nothing was running: the run goes on to the model
@@ -210,14 +188,14 @@ Result<RunRecord> EngineCore::Impl::count_recovery_attempt(const RunRecord& run,
   const int attempts = is_dispatch(pending) && pending.value("toolCallId", "") == tool_call_id
                            ? pending.value("recoveryAttempts", 0)
                            : 0;
-  return write([&](Transaction& tx) -> Result<RunRecord> {
-    if (attempts < kMaxRecoveryAttempts) {
+  return c_.writer.write([&](Transaction& tx) -> Result<RunRecord> {
+    if (attempts < kMaxAttempts) {
       RunUpdate update;
       update.pending_tool = json{{"toolCallId", tool_call_id},
                                  {"name", name},
                                  {"nodeId", node.id},
                                  {"recoveryAttempts", attempts + 1}};
-      return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
+      return c_.runs.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
     }
     auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
         .tool_call_id = tool_call_id,
@@ -229,32 +207,31 @@ Result<RunRecord> EngineCore::Impl::count_recovery_attempt(const RunRecord& run,
         .is_error = true,
         .details = json{{"code", codes::kToolNotRetried}, {"recoveryAttempts", attempts}}}));
     body["notRetried"] = true;
-    KEEL_TRY(threads_.append(tx, result_node(deps_.ids->next_id(), run, std::move(body))));
+    KEEL_TRY(c_.threads.append(tx, result_node(c_.ids.next_id(), run, std::move(body))));
     RunUpdate update;
     update.clear_pending_tool = run.pending_tool.has_value();
-    return runs_.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
+    return c_.runs.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
   });
 }
 
-void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,
-                                          std::shared_ptr<const ToolRegistryGeneration> generation) {
+void Recovery::continue_recovered(const std::shared_ptr<ThreadActor>& actor, const RunRecord& run,
+                                  std::shared_ptr<const ToolRegistryGeneration> generation) {
   CancellationToken cancel = actor->begin_turn(run);
   actor->context().invalidate();
-  publish_event(run.thread_id, events::turn_start(run, /*resumed=*/true, /*recovered=*/true));
-  if (shutdown_.is_cancelled()) actor->cancel_turn("the engine is shutting down");
-  enter_running();
-  spawn_turn_runner(*this, actor, run, std::move(cancel), /*continuing=*/true, std::move(generation));
+  c_.replies.publish_event(run.thread_id, events::turn_start(run, /*resumed=*/true, /*recovered=*/true));
+  if (c_.launcher.stopping()) actor->cancel_turn("the engine is shutting down");
+  c_.launcher.continue_turn(actor, run, std::move(cancel), std::move(generation));
 }
 
-void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void Recovery::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
   const std::string& thread_id = actor->thread_id;
   if (actor->turn()) {
-    return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is running on this thread"));
+    return c_.replies.reject(op, thread_id, Error(codes::kTurnBusy, "a turn is running on this thread"));
   }
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
-  if (!context) return reject(op, thread_id, context.error());
+  if (!context) return c_.replies.reject(op, thread_id, context.error());
   std::optional<RunRecord> resolved;
-  auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
+  auto outcome = run_command(c_.writer.store(), c_.clock, *context, [&](Transaction& tx) -> Result<json> {
     resolved.reset();
     const std::string resolution = op.params.value("resolution", "");
     if (resolution != "retry" && resolution != "mark_done" && resolution != "fail") {
@@ -263,12 +240,12 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
     RunRecord run;
     if (op.params.contains("runId")) {
       if (!op.params["runId"].is_string()) return fail(codes::kInvalidArgument, "'runId' must be a string");
-      run = KEEL_TRY(runs_.get(tx, op.params["runId"].get<std::string>()));
+      run = KEEL_TRY(c_.runs.get(tx, op.params["runId"].get<std::string>()));
       if (run.thread_id != thread_id) {
         return fail(codes::kRunNotFound, "run " + run.id + " is not a run of thread " + thread_id);
       }
     } else {
-      auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));
+      auto latest = KEEL_TRY(c_.runs.latest_for_thread(tx, thread_id));
       if (!latest) return fail(codes::kRunNotFound, "thread " + thread_id + " has no run");
       run = std::move(*latest);
     }
@@ -284,7 +261,7 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
       json retried = pending;
       retried["resolution"] = "retry";
       update.pending_tool = std::move(retried);
-      resolved = KEEL_TRY(runs_.transition_from(tx, run, RunState::kExecutingTool, update));
+      resolved = KEEL_TRY(c_.runs.transition_from(tx, run, RunState::kExecutingTool, update));
     } else {
       const bool done = resolution == "mark_done";
       auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
@@ -297,26 +274,26 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
                   .content,
           .is_error = !done}));
       body["resolution"] = resolution;
-      KEEL_TRY(threads_.append(tx, result_node(deps_.ids->next_id(), run, std::move(body))));
+      KEEL_TRY(c_.threads.append(tx, result_node(c_.ids.next_id(), run, std::move(body))));
       RunUpdate update;
       update.clear_pending_tool = true;
-      resolved = KEEL_TRY(runs_.transition_from(tx, run, RunState::kStreamingModel, update));
+      resolved = KEEL_TRY(c_.runs.transition_from(tx, run, RunState::kStreamingModel, update));
     }
     return json{{"runId", run.id}, {"turnId", run.turn_id}, {"resolution", resolution}};
   });
-  if (!outcome) return reject(op, thread_id, outcome.error());
-  if (!outcome->outcome.accepted) return reject(op, thread_id, *outcome->outcome.rejection);
-  ack(op, thread_id, outcome->outcome.result, outcome->replayed);
+  if (!outcome) return c_.replies.reject(op, thread_id, outcome.error());
+  if (!outcome->outcome.accepted) return c_.replies.reject(op, thread_id, *outcome->outcome.rejection);
+  c_.replies.ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !resolved) return;
-  publish_event(thread_id, events::run_updated(*resolved));
-  continue_recovered(actor, *resolved, deps_.tools->snapshot());
+  c_.replies.publish_event(thread_id, events::run_updated(*resolved));
+  continue_recovered(actor, *resolved, c_.tools.snapshot());
 }
 
-json EngineCore::Impl::unfinished_runs() {
+json Recovery::unfinished_runs() {
   json out = json::array();
-  auto tx = store().begin(TxMode::kRead);
+  auto tx = c_.writer.store().begin(TxMode::kRead);
   if (!tx) return out;
-  auto runs = runs_.list_in_states(
+  auto runs = c_.runs.list_in_states(
       **tx, {RunState::kStreamingModel, RunState::kExecutingTool, RunState::kWaitingApproval,
              RunState::kWaitingInteraction, RunState::kInterrupted, RunState::kBudgetPaused,
              RunState::kPausedUncertain});
@@ -331,13 +308,13 @@ json EngineCore::Impl::unfinished_runs() {
     // What the run waits for, so a front end can mark it before (or without) the re-sent requests.
     if (run.state == RunState::kWaitingApproval) {
       json approvals = json::array();
-      if (auto pending = interactions_.pending_approvals_for_run(**tx, run.id)) {
+      if (auto pending = c_.interactions.pending_approvals_for_run(**tx, run.id)) {
         for (const ApprovalRecord& approval : *pending) approvals.push_back(approval.id);
       }
       entry["pendingApprovals"] = std::move(approvals);
     } else if (run.state == RunState::kWaitingInteraction) {
       json waiting = json::array();
-      if (auto open = interactions_.waiting_for_run(**tx, run.id)) {
+      if (auto open = c_.interactions.waiting_for_run(**tx, run.id)) {
         for (const InteractionRecord& interaction : *open) {
           waiting.push_back({{"interactionId", interaction.id}, {"kind", interaction.kind}});
         }
