@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "engine/async_inbox.h"
+#include "store/records.h"
 #include "util/assert.h"
 #include "util/thread_annotations.h"
 
@@ -37,7 +38,7 @@ class AdmissionGate {
     Refusal refusal = Refusal::kNone;
     std::string running_turn_id;  // "" when no turn runs
     std::string run_id;
-    std::string turn_kind;
+    TurnKind turn_kind = TurnKind::kUser;
     uint64_t generation = 0;  // which turn's ticket this is
   };
 
@@ -45,13 +46,13 @@ class AdmissionGate {
   // changes nothing (the turn's ACK opens the gate before its runner starts, and the runner's start opens
   // it too): resetting it would orphan a ticket taken in between, whose steer would then never be waited
   // for.
-  void open(std::string turn_id, std::string run_id, std::string turn_kind, Strand strand,
+  void open(std::string turn_id, std::string run_id, TurnKind turn_kind, Strand strand,
             std::shared_ptr<IoLifetime> lifetime) {
     MutexLock guard(mu_);
     if (turn_id_ && *turn_id_ == turn_id && run_id_ == run_id) return;
     turn_id_ = std::move(turn_id);
     run_id_ = std::move(run_id);
-    turn_kind_ = std::move(turn_kind);
+    turn_kind_ = turn_kind;
     steerable_ = true;
     interrupted_ = false;
     steers_admitted_ = true;  // a resumed or recovered run reads its stored pending set once
@@ -88,7 +89,7 @@ class AdmissionGate {
       d.refusal = Refusal::kInterrupted;
     } else if (!steerable_) {
       d.refusal = Refusal::kEnding;
-    } else if (turn_kind_ != "user") {
+    } else if (turn_kind_ != TurnKind::kUser) {
       d.refusal = Refusal::kNotSteerable;
     } else {
       ++started_;
@@ -172,7 +173,7 @@ class AdmissionGate {
   mutable Mutex mu_;
   std::optional<std::string> turn_id_ GUARDED_BY(mu_);
   std::string run_id_ GUARDED_BY(mu_);
-  std::string turn_kind_ GUARDED_BY(mu_);
+  TurnKind turn_kind_ GUARDED_BY(mu_) = TurnKind::kUser;
   bool steerable_ GUARDED_BY(mu_) = false;
   bool interrupted_ GUARDED_BY(mu_) = false;  // interrupt(): nothing is admitted again until the next open()
   bool steers_admitted_ GUARDED_BY(mu_) = false;

@@ -12,7 +12,7 @@ using Refusal = AdmissionGate::Refusal;
 
 class AdmissionGateTest : public ::testing::Test {
  protected:
-  void open_turn(const std::string& turn, const std::string& kind = "user") {
+  void open_turn(const std::string& turn, TurnKind kind = TurnKind::kUser) {
     gate_.open(turn, "run-" + turn, kind, boost::asio::make_strand(io_), lifetime_);
   }
   boost::asio::io_context io_;
@@ -32,7 +32,7 @@ TEST_F(AdmissionGateTest, ASteerForAnotherTurnOrANonSteerableTurnIsRefused) {
   AdmissionGate::Decision other = gate_.try_admit("t0");
   EXPECT_EQ(other.refusal, Refusal::kOtherTurnRunning);
   EXPECT_EQ(other.running_turn_id, "t1");
-  open_turn("t2", "title");
+  open_turn("t2", TurnKind::kTitle);
   EXPECT_EQ(gate_.try_admit("t2").refusal, Refusal::kNotSteerable);
   EXPECT_EQ(gate_.started(), 0u) << "refusals take no ticket";
 }

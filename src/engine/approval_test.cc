@@ -121,7 +121,8 @@ TEST_F(ApprovalTest, AWriteAsksWithTheFullCallAndTheRunWaitsDurably) {
   EXPECT_FALSE(p.value("tool", json::object()).value("digest", "").empty());
   const RunRecord run = h.run(p["runId"]);
   EXPECT_EQ(run.state, RunState::kWaitingApproval);
-  EXPECT_EQ(run.pending_tool.value_or(json::object()).value("approvalId", ""), p["approvalId"]);
+  ASSERT_TRUE(run.pending_tool && run.pending_tool->waits_for(WaitKind::kApproval));
+  EXPECT_EQ(run.pending_tool->wait->id, p["approvalId"]);
   EXPECT_EQ(h.kinds(thread),
             (std::vector<std::string>{"turn_context", "user_message", "assistant_message", "tool_call"}));
   EXPECT_EQ(saves, 0);
@@ -410,7 +411,7 @@ TEST_F(ApprovalTest, ADecisionCommittedBeforeACrashContinuesOnTheNextStart) {
     InteractionRepository interactions(h.clock);
     auto tx = h.store().begin(TxMode::kWrite);
     ASSERT_TRUE(tx);
-    ASSERT_TRUE(interactions.decide(**tx, id, {{"decision", "accept"}}));
+    ASSERT_TRUE(interactions.decide(**tx, id, ApprovalAnswer{.choice = ApprovalChoice::kAccept}));
     ASSERT_TRUE((*tx)->commit());
   }
   open_gatekeeper();

@@ -13,6 +13,16 @@ namespace keel {
 namespace asio = boost::asio;
 using nlohmann::json;
 
+namespace {
+
+// The call of a dispatch record the person chose to run again (run.resolveUncertain{retry}), or "".
+std::string retried_call_of(const RunRecord& run) {
+  const std::optional<PendingTool>& pending = run.pending_tool;
+  return pending && pending->is_dispatch() && pending->retry_chosen ? pending->tool_call_id : std::string();
+}
+
+}  // namespace
+
 asio::awaitable<bool> DurableWait::run_call(PlannedCall call, bool more_after,
                                             std::optional<CallDecision> decided, bool dispatch_recorded) {
   CallExecutor::Outcome outcome =
@@ -45,8 +55,9 @@ asio::awaitable<void> DurableWait::suspend(PlannedCall call, CallDecision decisi
   TurnJournal::Wait wait;
   wait.id = turn_.new_id();
   wait.pending = TurnJournal::dispatch_record(call);
-  wait.pending[approval ? "approvalId" : "interactionId"] = wait.id;
-  if (!turn_.held_notices.empty()) wait.pending[kHeldNoticesKey] = turn_.held_notices;
+  wait.pending.wait = PendingTool::Wait{.kind = approval ? WaitKind::kApproval : WaitKind::kInteraction,
+                                        .id = wait.id,
+                                        .held_notices = turn_.held_notices};
   if (approval) {
     ApprovalRecord record;
     record.id = wait.id;
@@ -59,7 +70,15 @@ asio::awaitable<void> DurableWait::suspend(PlannedCall call, CallDecision decisi
     InteractionRecord record;
     record.id = wait.id;
     record.run_id = turn_.run.id;
-    record.kind = plan.kind;
+    auto kind = parse_interaction_kind(plan.kind);
+    if (!kind) {
+      // A tool's plan names a kind the store does not know: nothing is written, and the turn ends.
+      turn_.report_unpersisted(
+          Error(codes::kInvalidArgument, "interaction " + record.id + " has kind '" + plan.kind +
+                                             "'; expected ask_user, elicitation or timer"));
+      co_return;
+    }
+    record.kind = *kind;
     record.request = {{"toolCallId", call.tool_call_id},
                       {"toolName", call.name},
                       {"callNodeId", call.call_node_id},
@@ -74,7 +93,7 @@ asio::awaitable<void> DurableWait::suspend(PlannedCall call, CallDecision decisi
   }
   HeldWait held;
   held.run_id = turn_.run.id;
-  held.kind = approval ? "approval" : "interaction";
+  held.kind = approval ? WaitKind::kApproval : WaitKind::kInteraction;
   held.id = wait.id;
   held.tools = turn_.tools;  // the answer is checked, and the continuation bound, with this run's generation
   turn_.actor->hold(std::move(held));
@@ -131,13 +150,11 @@ asio::awaitable<bool> DurableWait::continue_wait() {
     Pending p;
     turn_.run = KEEL_TRY(turn_.engine.runs().get(*tx, turn_.run.id));
     p.calls = KEEL_TRY(calls_without_results(*tx));
-    const json pending = turn_.run.pending_tool.value_or(json::object());
-    if (pending.contains("approvalId")) {
-      p.approval =
-          KEEL_TRY(turn_.engine.interactions().get_approval(*tx, pending["approvalId"].get<std::string>()));
-    } else if (pending.contains("interactionId")) {
-      p.interaction = KEEL_TRY(
-          turn_.engine.interactions().get_interaction(*tx, pending["interactionId"].get<std::string>()));
+    const std::optional<PendingTool>& pending = turn_.run.pending_tool;
+    if (pending && pending->waits_for(WaitKind::kApproval)) {
+      p.approval = KEEL_TRY(turn_.engine.interactions().get_approval(*tx, pending->wait->id));
+    } else if (pending && pending->waits_for(WaitKind::kInteraction)) {
+      p.interaction = KEEL_TRY(turn_.engine.interactions().get_interaction(*tx, pending->wait->id));
     }
     KEEL_TRY(tx->commit());
     return p;
@@ -148,11 +165,10 @@ asio::awaitable<bool> DurableWait::continue_wait() {
   }
   turn_.unanswered = loaded->calls;
   // The breaker's notices the waiting runner held for the end of this response.
-  if (const json pending = turn_.run.pending_tool.value_or(json::object());
-      pending.contains(kHeldNoticesKey) && pending[kHeldNoticesKey].is_array()) {
-    for (const json& text : pending[kHeldNoticesKey]) {
-      if (text.is_string()) turn_.held_notices.push_back(text.get<std::string>());
-    }
+  if (const std::optional<PendingTool>& pending = turn_.run.pending_tool;
+      pending && pending->wait && !pending->wait->held_notices.empty()) {
+    const std::vector<std::string>& held = pending->wait->held_notices;
+    turn_.held_notices.insert(turn_.held_notices.end(), held.begin(), held.end());
   } else if (turn_.tools_off && !loaded->calls.empty()) {
     // Tools went off during this response and the process stopped before its last result, where the
     // notice would have been written: it is written there now.
@@ -164,9 +180,7 @@ asio::awaitable<bool> DurableWait::continue_wait() {
   }
   std::vector<PlannedCall> calls = loaded->calls;
   // run.resolveUncertain{retry}: the person chose to run this dispatched call again, which approves it.
-  const json pending = turn_.run.pending_tool.value_or(json::object());
-  const std::string retried_call =
-      pending.value("resolution", "") == "retry" ? pending.value("toolCallId", "") : std::string();
+  const std::string retried_call = retried_call_of(turn_.run);
   for (size_t i = 0; i < calls.size(); ++i) {
     const bool more_after = i + 1 < calls.size();
     const bool waited_on = i == 0 && (loaded->approval || loaded->interaction);
@@ -194,14 +208,11 @@ asio::awaitable<bool> DurableWait::continue_wait() {
 }
 
 asio::awaitable<bool> DurableWait::run_approved(PlannedCall call, bool more_after, ApprovalRecord approval) {
-  const json decision = approval.decision.value_or(json::object());
-  const std::string choice = decision.value("decision", "");
   CallDecision d;
-  if (choice != "accept" && choice != "acceptForSite") {
+  if (!approval.decision || !approval.decision->accepts()) {
     std::string refusal = "the user declined the call";
-    if (decision.contains("reason") && decision["reason"].is_string() &&
-        !decision["reason"].get<std::string>().empty()) {
-      refusal += ": " + decision["reason"].get<std::string>();
+    if (approval.decision && approval.decision->reason && !approval.decision->reason->empty()) {
+      refusal += ": " + *approval.decision->reason;
     }
     d.refusal = refusal + ". Do not repeat it; ask the user or choose another way.";
   } else {

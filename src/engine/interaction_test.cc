@@ -142,7 +142,7 @@ TEST_F(InteractionTest, AnAnswerCommittedBeforeACrashIsClaimedOnceOnTheNextStart
   auto tx = h.store().begin(TxMode::kRead);
   ASSERT_TRUE(tx);
   InteractionRepository interactions(h.clock);
-  EXPECT_EQ(interactions.get_interaction(**tx, id)->claim_state, "claimed");
+  EXPECT_EQ(interactions.get_interaction(**tx, id)->claim_state, ClaimState::kClaimed);
 }
 
 TEST_F(InteractionTest, ATimerFiresAndTheRunContinues) {

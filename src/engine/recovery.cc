@@ -19,10 +19,7 @@ using nlohmann::json;
 namespace {
 
 // A dispatch record: Run.pendingTool naming a call that was started, not a wait.
-bool is_dispatch(const json& pending) {
-  return pending.is_object() && pending.contains("toolCallId") && !pending.contains("approvalId") &&
-         !pending.contains("interactionId");
-}
+bool is_dispatch(const std::optional<PendingTool>& pending) { return pending && pending->is_dispatch(); }
 
 // The call of the run's last response that has no result yet (calls run in order, so it is the one that
 // was running when the process died), if any.
@@ -122,12 +119,12 @@ void Recovery::restore_running(const std::shared_ptr<ThreadActor>& actor, const 
   // tools (spec §4): the continuation runner gets this one, not whatever the registry holds by then.
   std::shared_ptr<const ToolRegistryGeneration> generation = c_.tools.snapshot();
   RunRecord current = run;
-  const json pending = run.pending_tool.value_or(json::object());
+  const std::optional<PendingTool>& pending = run.pending_tool;
   // A call the person chose to retry (run.resolveUncertain) was not dispatched again yet: its continuation
   // replaces this record by a new dispatch record before it runs the call. So it continues, as retried.
-  const bool retry_chosen = pending.value("resolution", "") == "retry";
+  const bool retry_chosen = is_dispatch(pending) && pending->retry_chosen;
   if (is_dispatch(pending) && !retry_chosen) {
-    const RegisteredTool* tool = generation->find(pending.value("name", ""));
+    const RegisteredTool* tool = generation->find(pending->name);
     // A tool that is gone cannot say it is safe to repeat: treat it as never-retry.
     const ToolRecovery recovery = tool ? tool->descriptor->recovery : ToolRecovery::kNeverRetry;
     if (recovery == ToolRecovery::kNeverRetry) {
@@ -141,15 +138,15 @@ void Recovery::restore_running(const std::shared_ptr<ThreadActor>& actor, const 
       c_.replies.publish("run.uncertain", run.thread_id,
                          {{"runId", paused->id},
                           {"turnId", paused->turn_id},
-                          {"toolCallId", pending.value("toolCallId", "")},
-                          {"name", pending.value("name", "")},
+                          {"toolCallId", pending->tool_call_id},
+                          {"name", pending->name},
                           {"offers", {"retry", "mark_done", "fail"}}});
       return;
     }
     if (recovery == ToolRecovery::kInspectFirst) {
       auto answered = c_.writer.write([&](Transaction& tx) -> Result<RunRecord> {
         auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
-            .tool_call_id = pending.value("toolCallId", ""),
+            .tool_call_id = pending->tool_call_id,
             .content = text_result("keel stopped while this call was running, so its outcome is unknown. "
                                    "Inspect the current state before calling it again.")
                            .content,
@@ -184,17 +181,15 @@ Result<RunRecord> Recovery::count_attempt(const RunRecord& run, const ToolRegist
   // Only a retry-safe call may have run without a dispatch record; the others never started (theirs
   // commits before they run) or were decided above.
   if (tool == nullptr || tool->descriptor->recovery != ToolRecovery::kRetrySafe) return run;
-  const json pending = run.pending_tool.value_or(json::object());
-  const int attempts = is_dispatch(pending) && pending.value("toolCallId", "") == tool_call_id
-                           ? pending.value("recoveryAttempts", 0)
+  const std::optional<PendingTool>& pending = run.pending_tool;
+  const int attempts = is_dispatch(pending) && pending->tool_call_id == tool_call_id
+                           ? pending->recovery_attempts.value_or(0)
                            : 0;
   return c_.writer.write([&](Transaction& tx) -> Result<RunRecord> {
     if (attempts < kMaxAttempts) {
       RunUpdate update;
-      update.pending_tool = json{{"toolCallId", tool_call_id},
-                                 {"name", name},
-                                 {"nodeId", node.id},
-                                 {"recoveryAttempts", attempts + 1}};
+      update.pending_tool = dispatch_record(tool_call_id, name, node.id);
+      update.pending_tool->recovery_attempts = attempts + 1;
       return c_.runs.transition(tx, run.id, run.revision, RunState::kExecutingTool, update);
     }
     auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
@@ -249,7 +244,7 @@ void Recovery::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, cons
       if (!latest) return fail(codes::kRunNotFound, "thread " + thread_id + " has no run");
       run = std::move(*latest);
     }
-    const json pending = run.pending_tool.value_or(json::object());
+    const std::optional<PendingTool>& pending = run.pending_tool;
     if (run.state != RunState::kPausedUncertain || !is_dispatch(pending)) {
       return fail(codes::kRunNotUncertain, "run " + run.id + " is " + std::string(to_string(run.state)) +
                                                "; only a paused_uncertain run can be resolved");
@@ -258,14 +253,14 @@ void Recovery::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, cons
       // The person's choice to run the call again is its approval: the continuation re-verifies it (tool,
       // target, rules and host permissions now) as it does an approved call, and does not ask again.
       RunUpdate update;
-      json retried = pending;
-      retried["resolution"] = "retry";
+      PendingTool retried = *pending;
+      retried.retry_chosen = true;
       update.pending_tool = std::move(retried);
       resolved = KEEL_TRY(c_.runs.transition_from(tx, run, RunState::kExecutingTool, update));
     } else {
       const bool done = resolution == "mark_done";
       auto body = KEEL_TRY(encode_tool_result(ToolResultBody{
-          .tool_call_id = pending.value("toolCallId", ""),
+          .tool_call_id = pending->tool_call_id,
           .content =
               text_result(done ? "The user confirmed that this call took effect (keel had stopped while "
                                  "it ran)."
@@ -316,7 +311,7 @@ json Recovery::unfinished_runs() {
       json waiting = json::array();
       if (auto open = c_.interactions.waiting_for_run(**tx, run.id)) {
         for (const InteractionRecord& interaction : *open) {
-          waiting.push_back({{"interactionId", interaction.id}, {"kind", interaction.kind}});
+          waiting.push_back({{"interactionId", interaction.id}, {"kind", to_string(interaction.kind)}});
         }
       }
       entry["pendingInteractions"] = std::move(waiting);

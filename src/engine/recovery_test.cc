@@ -235,9 +235,10 @@ TEST_F(RecoveryTest, ARetrySafeCallThatKeepsKillingTheProcessIsNotRunAThirdTime)
   h.start();  // recovery counts its first attempt, then runs the call again: it "kills" the process again
   h.wait_tool_progress(thread, 2);
   EXPECT_EQ(tools["search"]->runs, 2);
-  const json recorded = h.run(run_id).pending_tool.value_or(json());
-  EXPECT_EQ(recorded.value("toolCallId", ""), "c1") << recorded;
-  EXPECT_EQ(recorded.value("recoveryAttempts", 0), 1) << recorded;
+  const std::optional<PendingTool> recorded = h.run(run_id).pending_tool;
+  ASSERT_TRUE(recorded && recorded->is_dispatch());
+  EXPECT_EQ(recorded->tool_call_id, "c1");
+  EXPECT_EQ(recorded->recovery_attempts, 1);
   crash();
 
   h.provider.push(ScriptedResponse::text("the search crashed keel; I will narrow it"));
@@ -263,8 +264,8 @@ TEST_F(RecoveryTest, ACallRecoveryAlreadyRanIsAnsweredWithoutRunningIt) {
     ASSERT_TRUE(tx);
     RunRecord run = *runs.get(**tx, run_id);
     RunUpdate update;
-    update.pending_tool =
-        json{{"toolCallId", "c1"}, {"name", "fetch"}, {"nodeId", "x"}, {"recoveryAttempts", 1}};
+    update.pending_tool = dispatch_record("c1", "fetch", "x");
+    update.pending_tool->recovery_attempts = 1;
     ASSERT_TRUE(runs.transition(**tx, run_id, run.revision, RunState::kExecutingTool, update));
     ASSERT_TRUE((*tx)->commit());
   }

@@ -71,7 +71,8 @@ void SteerAdmission::begin(std::shared_ptr<ThreadActor> actor, SteerRequest requ
           return fail(codes::kTurnEnded, "turn " + r.expected_turn_id +
                                              " is ending; enqueue the input to run it as the next turn");
         case Refusal::kNotSteerable:
-          return fail(codes::kRunNotSteerable, "a " + decision.turn_kind + " turn cannot be steered");
+          return fail(codes::kRunNotSteerable,
+                      "a " + std::string(to_string(decision.turn_kind)) + " turn cannot be steered");
         case Refusal::kInterrupted:
           return fail(codes::kTurnEnded,
                       "turn " + r.expected_turn_id +

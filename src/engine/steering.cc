@@ -71,7 +71,7 @@ void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, co
   const ActiveTurn* turn = actor->turn();
   if (!turn) return submit_turn(actor, op, {{"action", "started"}});
   const bool steerable = actor->gate().steerable();
-  if (!steerable || turn->turn_kind != "user") {
+  if (!steerable || turn->turn_kind != TurnKind::kUser) {
     const std::string reason = steerable ? "this turn cannot be steered; the input runs next"
                                          : "the turn is ending; the input runs next";
     return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});

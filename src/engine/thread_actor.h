@@ -37,7 +37,7 @@ namespace keel {
 // the thread accepts only what thread_accepts() lets through.
 struct HeldWait {
   std::string run_id;
-  std::string kind;                      // "approval" | "interaction"
+  WaitKind kind = WaitKind::kApproval;
   std::string id;                        // the approval's or the interaction's
   std::unique_ptr<ScheduledTask> timer;  // a timer interaction's, while armed
   // The registry generation the waiting run is bound to (spec §4): a person's answer is checked by, and the
@@ -49,7 +49,7 @@ struct HeldWait {
 struct ActiveTurn {
   std::string turn_id;
   std::string run_id;
-  std::string turn_kind = "user";
+  TurnKind turn_kind = TurnKind::kUser;
   CancellationSource cancel;
   // turn.interrupt ops waiting for their answer: it goes out when the turn's runner has ended and its
   // terminal state is committed (an ACK means persisted, spec §5.1), so a process killed right after the

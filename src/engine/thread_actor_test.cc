@@ -19,13 +19,13 @@ class ThreadActorTest : public ::testing::Test {
     RunRecord r;
     r.id = "run-" + turn;
     r.turn_id = turn;
-    r.turn_kind = "user";
+    r.turn_kind = TurnKind::kUser;
     return r;
   }
   static HeldWait approval(const std::string& id) {
     HeldWait wait;
     wait.run_id = "run-t1";
-    wait.kind = "approval";
+    wait.kind = WaitKind::kApproval;
     wait.id = id;
     return wait;
   }
@@ -58,7 +58,7 @@ TEST_F(ThreadActorTest, AHeldWaitIsTheThreadsWaitingFactUntilReleased) {
   actor_.hold(approval("a1"));
   const ThreadActivity waiting = actor_.activity();
   EXPECT_EQ(waiting.state, State::kWaiting);
-  EXPECT_EQ(waiting.wait_kind, "approval");
+  EXPECT_EQ(waiting.wait_kind, WaitKind::kApproval);
   EXPECT_EQ(waiting.wait_id, "a1");
   EXPECT_TRUE(actor_.holds("a1"));
   EXPECT_FALSE(actor_.holds("a2"));

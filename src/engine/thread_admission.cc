@@ -15,8 +15,8 @@ Result<void> thread_accepts(const ThreadActivity& activity, std::string_view met
   if (activity.state == ThreadActivity::State::kWaiting && !allowed_while_waiting(method)) {
     return fail(codes::kThreadWaiting,
                 "the thread waits for " +
-                    std::string(activity.wait_kind == "approval" ? "an approval" : "an answer") + " (" +
-                    activity.wait_id +
+                    std::string(activity.wait_kind == WaitKind::kApproval ? "an approval" : "an answer") +
+                    " (" + activity.wait_id +
                     "); until it continues only enqueue, interrupt and the response are accepted");
   }
   if (activity.state != ThreadActivity::State::kIdle &&
@@ -31,10 +31,13 @@ ThreadActivity activity_after_recovery(const RunRecord& latest) {
   switch (latest.state) {
     case RunState::kWaitingApproval:
     case RunState::kWaitingInteraction: {
-      const nlohmann::json pending = latest.pending_tool.value_or(nlohmann::json::object());
+      // A waiting run without a wait in its pending tool (a damaged one) waits on nothing: restoring it
+      // continues it at once.
+      const std::optional<PendingTool>& pending = latest.pending_tool;
       activity.state = ThreadActivity::State::kWaiting;
-      activity.wait_kind = pending.contains("approvalId") ? "approval" : "interaction";
-      activity.wait_id = pending.value(activity.wait_kind == "approval" ? "approvalId" : "interactionId", "");
+      activity.wait_kind =
+          pending && pending->waits_for(WaitKind::kApproval) ? WaitKind::kApproval : WaitKind::kInteraction;
+      activity.wait_id = pending && pending->wait ? pending->wait->id : std::string();
       break;
     }
     case RunState::kQueued:

@@ -25,8 +25,8 @@ struct ThreadActivity {
     kWaiting,  // a turn waits durably for a person (spec §5); no runner is alive
   };
   State state = State::kIdle;
-  std::string wait_kind;  // "approval" | "interaction", when kWaiting
-  std::string wait_id;    // the approval's or the interaction's id, when kWaiting
+  WaitKind wait_kind = WaitKind::kApproval;  // when kWaiting
+  std::string wait_id;                       // the approval's or the interaction's id, when kWaiting
   // The thread refuses new work with this error (turn.unpersisted; ThreadActor::mark_stranded).
   std::optional<Error> stranded;
 };

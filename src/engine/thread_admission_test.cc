@@ -17,7 +17,7 @@ std::string refusal(const ThreadActivity& activity, std::string_view method) {
 ThreadActivity waiting_for_approval() {
   ThreadActivity activity;
   activity.state = State::kWaiting;
-  activity.wait_kind = "approval";
+  activity.wait_kind = WaitKind::kApproval;
   activity.wait_id = "a1";
   return activity;
 }
@@ -62,14 +62,16 @@ TEST(ThreadAdmissionTest, AStrandedThreadTakesOnlyAnInterrupt) {
 TEST(ThreadAdmissionTest, RecoveryHoldsAWaitingRunRunsAnExecutingOneAndLeavesTheRestIdle) {
   RunRecord run;
   run.state = RunState::kWaitingInteraction;
-  run.pending_tool = nlohmann::json{{"toolCallId", "c1"}, {"interactionId", "i1"}};
+  run.pending_tool = dispatch_record("c1", "ask_user", "n1");
+  run.pending_tool->wait = PendingTool::Wait{.kind = WaitKind::kInteraction, .id = "i1"};
   ThreadActivity waiting = activity_after_recovery(run);
   EXPECT_EQ(waiting.state, State::kWaiting);
-  EXPECT_EQ(waiting.wait_kind, "interaction");
+  EXPECT_EQ(waiting.wait_kind, WaitKind::kInteraction);
   EXPECT_EQ(waiting.wait_id, "i1");
   run.state = RunState::kWaitingApproval;
-  run.pending_tool = nlohmann::json{{"toolCallId", "c1"}, {"approvalId", "a1"}};
-  EXPECT_EQ(activity_after_recovery(run).wait_kind, "approval");
+  run.pending_tool->wait = PendingTool::Wait{.kind = WaitKind::kApproval, .id = "a1"};
+  EXPECT_EQ(activity_after_recovery(run).wait_kind, WaitKind::kApproval);
+  EXPECT_EQ(activity_after_recovery(run).wait_id, "a1");
   for (RunState state : {RunState::kQueued, RunState::kStreamingModel, RunState::kExecutingTool}) {
     run.state = state;
     EXPECT_EQ(activity_after_recovery(run).state, State::kRunning) << to_string(state);

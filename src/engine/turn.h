@@ -30,8 +30,6 @@ inline constexpr char kReminderText[] =
 inline constexpr char kToolsOffText[] =
     "5 tool calls in a row failed, so tools are now disabled for this turn. Give your final reply to the "
     "user with what you know, and say what did not work.";
-// In a durable wait's pending tool: the breaker's notices held for the end of the response.
-inline constexpr char kHeldNoticesKey[] = "heldNotices";
 // What one reply and one call's arguments may take, so that their nodes fit the store's 4 MiB node limit
 // with room for the rest of the body. A larger reply ends the turn with provider.reply_too_large; larger
 // arguments get the result tool.arguments_too_large and the call does not run.
@@ -131,7 +129,7 @@ struct Turn {
   // "may have partly run").
   std::optional<std::string> in_flight_call;
   // The breaker's notices raised by results of the current response, written after its last result; kept
-  // in a durable wait's pending tool (kHeldNoticesKey) so the continuation writes them.
+  // in a durable wait's pending tool (PendingTool::Wait::held_notices) so the continuation writes them.
   std::vector<std::string> held_notices;
   // While a turn runs only its runner appends to the thread (ops that move the leaf are refused), so the
   // actor's context follows the runner's own commits without reading them back; a node that does not

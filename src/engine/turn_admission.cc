@@ -94,7 +94,7 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
   run.id = c_.ids.next_id();
   run.thread_id = thread_id;
   run.turn_id = c_.ids.next_id();
-  run.turn_kind = "user";
+  run.turn_kind = TurnKind::kUser;
   run.state = RunState::kStreamingModel;
   run.budget_tokens = budget;
   run.usage = json::object();

@@ -114,8 +114,8 @@ Result<Events> TurnJournal::commit_reply(const Reply& reply) {
   return out;
 }
 
-json TurnJournal::dispatch_record(const PlannedCall& call) {
-  return json{{"toolCallId", call.tool_call_id}, {"name", call.name}, {"nodeId", call.call_node_id}};
+PendingTool TurnJournal::dispatch_record(const PlannedCall& call) {
+  return keel::dispatch_record(call.tool_call_id, call.name, call.call_node_id);
 }
 
 Result<void> TurnJournal::record_dispatch(const PlannedCall& call) {

@@ -40,7 +40,7 @@ class TurnJournal {
     TokenUsage step_usage{};
     TokenUsage total{};
     std::string provider_stop_reason{};
-    std::optional<nlohmann::json> dispatch{};  // the first call's dispatch record, when it needs one
+    std::optional<PendingTool> dispatch{};     // the first call's dispatch record, when it needs one
     std::optional<std::string> stop_reason{};  // the reply ends the turn
     std::optional<Error> tools_refused{};      // it ends the turn failed (turn.tools_disabled)
     RunState next = RunState::kStreamingModel;
@@ -51,7 +51,7 @@ class TurnJournal {
   // The call is about to run and running it twice is not safe: its dispatch is durable first.
   Result<void> record_dispatch(const PlannedCall& call);
   // What a call's dispatch record in the run's pending tool holds.
-  static nlohmann::json dispatch_record(const PlannedCall& call);
+  static PendingTool dispatch_record(const PlannedCall& call);
 
   // Builds the result's body inside the transaction (it may claim an interaction's answer there).
   using ResultBody = std::function<Result<nlohmann::json>(Transaction&)>;
@@ -69,7 +69,7 @@ class TurnJournal {
     std::string id;
     std::optional<ApprovalRecord> approval;  // built by the caller without id/run; set when it is one
     std::optional<InteractionRecord> interaction;
-    nlohmann::json pending;
+    PendingTool pending;
   };
   Result<Events> open_wait(Wait& wait);
   // A continuation with nothing left to answer: the run goes back to the model. Events: run.updated.

@@ -564,8 +564,8 @@ TEST(TurnLoopTest, AWriteIsRecordedAsDispatchedBeforeItRunsWhileARetrySafeCallNe
   RunRecord writing = h.run(run_id_of_turn(2));
   EXPECT_EQ(writing.state, RunState::kExecutingTool);
   ASSERT_TRUE(writing.pending_tool.has_value());
-  EXPECT_EQ((*writing.pending_tool)["toolCallId"], "w1");
-  EXPECT_EQ((*writing.pending_tool)["name"], "block_write");
+  EXPECT_EQ(writing.pending_tool->tool_call_id, "w1");
+  EXPECT_EQ(writing.pending_tool->name, "block_write");
   h.request("turn.interrupt", {{"threadId", thread}});
   h.wait_complete(thread, 2);
   EXPECT_FALSE(h.run(run_id_of_turn(2)).pending_tool.has_value()) << "settled when the turn ended";

@@ -131,7 +131,7 @@ json interaction_event(const InteractionRecord& interaction, const RunRecord& ru
                 {"threadId", run.thread_id},
                 {"runId", run.id},
                 {"turnId", run.turn_id},
-                {"kind", interaction.kind},
+                {"kind", to_string(interaction.kind)},
                 {"toolCallId", interaction.request.value("toolCallId", "")},
                 {"toolName", interaction.request.value("toolName", "")},
                 {"request", interaction.request.value("prompt", json::object())}};

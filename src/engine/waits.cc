@@ -24,23 +24,25 @@ Result<std::string> required_string(const json& params, const char* key) {
   return it->get<std::string>();
 }
 
-// {decision, reason?} of an approval.response, validated.
-Result<json> approval_payload(const json& params) {
+// {decision, remember?, reason?} of an approval.response, validated.
+Result<ApprovalAnswer> approval_payload(const json& params) {
   const std::string decision = KEEL_TRY(required_string(params, "decision"));
-  if (decision != "accept" && decision != "acceptForSite" && decision != "decline") {
+  auto choice = parse_approval_choice(decision);
+  if (!choice) {
     return fail(codes::kInvalidArgument,
                 "'decision' must be accept, acceptForSite or decline, not '" + decision + "'");
   }
-  json payload = {{"decision", decision}};
+  ApprovalAnswer payload;
+  payload.choice = *choice;
   // acceptForSite's lifetime: how long the remembered decision holds (docs/policy.md).
   if (const auto remember = params.find("remember"); remember != params.end() && !remember->is_null()) {
     const bool known = remember->is_string() &&
                        (*remember == "turn" || *remember == "session" || *remember == "untilRevoked");
-    if (!known || decision != "acceptForSite") {
+    if (!known || payload.choice != ApprovalChoice::kAcceptForSite) {
       return fail(codes::kInvalidArgument,
                   "'remember' goes with acceptForSite and is turn, session or untilRevoked");
     }
-    payload["remember"] = *remember;
+    payload.remember = remember->get<std::string>();
   }
   if (const auto reason = params.find("reason"); reason != params.end() && !reason->is_null()) {
     if (!reason->is_string()) return fail(codes::kInvalidArgument, "'reason' must be a string");
@@ -50,7 +52,7 @@ Result<json> approval_payload(const json& params) {
                   "'reason' is longer than " + std::to_string(kMaxReasonBytes) + " bytes");
     }
     KEEL_TRY(canonical_json(*reason));  // valid UTF-8
-    if (!text.empty()) payload["reason"] = text;
+    if (!text.empty()) payload.reason = text;
   }
   return payload;
 }
@@ -78,8 +80,8 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
     audit.reset();
     run_after.reset();
     approval_id = KEEL_TRY(required_string(op.params, "approvalId"));
-    const json payload = KEEL_TRY(approval_payload(op.params));
-    const std::string decision = payload["decision"].get<std::string>();
+    const ApprovalAnswer payload = KEEL_TRY(approval_payload(op.params));
+    const std::string decision(to_string(payload.choice));
     ApprovalRecord approval = KEEL_TRY(c_.interactions.get_approval(tx, approval_id));
     RunRecord run = KEEL_TRY(c_.runs.get(tx, approval.run_id));
     if (run.thread_id != thread_id) {
@@ -87,7 +89,7 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
                   "approval " + approval_id + " belongs to another thread; nothing was decided");
     }
     json result = {{"approvalId", approval_id}, {"runId", run.id}, {"decision", decision}};
-    if (approval.state == "decided") {
+    if (approval.state == ApprovalState::kDecided) {
       // Spec §5.1: the first decision stands. The same one again is acknowledged; another is refused.
       if (approval.decision == payload) {
         result["alreadySettled"] = true;
@@ -95,11 +97,11 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
       }
       return fail(codes::kInvalidCommand,
                   "approval " + approval_id + " was already decided (" +
-                      approval.decision.value_or(json::object()).value("decision", "") +
+                      (approval.decision ? std::string(to_string(approval.decision->choice)) : "") +
                       "); a different decision is refused");
     }
-    const json pending = run.pending_tool.value_or(json::object());
-    if (run.state != RunState::kWaitingApproval || pending.value("approvalId", "") != approval_id) {
+    if (run.state != RunState::kWaitingApproval || !run.pending_tool ||
+        !run.pending_tool->waits_for(WaitKind::kApproval) || run.pending_tool->wait->id != approval_id) {
       return fail(codes::kApprovalExpired, "approval " + approval_id + " no longer applies: its run is " +
                                                std::string(to_string(run.state)));
     }
@@ -113,7 +115,7 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
                  {"toolCallId", approval.tool_call_id},
                  {"decision", decision},
                  {"clientId", op.client_id}};
-    if (payload.contains("reason")) body["reason"] = payload["reason"];
+    if (payload.reason) body["reason"] = *payload.reason;
     NewNode node;
     node.id = c_.ids.next_id();
     node.thread_id = thread_id;
@@ -122,7 +124,7 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
     node.body = std::move(body);
     audit = KEEL_TRY(c_.threads.append(tx, std::move(node)));
     run_after = KEEL_TRY(c_.runs.transition_from(tx, run, RunState::kWaitingApproval));
-    if (decision == "acceptForSite") {
+    if (payload.choice == ApprovalChoice::kAcceptForSite) {
       const ToolDescriptor descriptor = approved_descriptor(approval.request);
       const json arguments = approval.request.value("arguments", json::object());
       GateRequest request{thread_id,
@@ -132,8 +134,7 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
                           target_from_json(approval.request.value("target", json::object())),
                           run.turn_id};
       const json offer = approval.request.value("remember", json(nullptr));
-      rule = KEEL_TRY(
-          c_.gatekeeper.write_site_rule(tx, request, offer, payload.value("remember", std::string())));
+      rule = KEEL_TRY(c_.gatekeeper.write_site_rule(tx, request, offer, payload.remember.value_or("")));
     }
     result["nodeId"] = audit->id;
     return result;
@@ -171,7 +172,7 @@ void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const
                   "interaction " + interaction_id + " belongs to another thread; nothing was answered");
     }
     json result = {{"interactionId", interaction_id}, {"runId", run.id}};
-    if (interaction.claim_state != "waiting") {
+    if (interaction.claim_state != ClaimState::kWaiting) {
       if (interaction.response == response) {
         result["alreadySettled"] = true;
         return result;
@@ -179,8 +180,9 @@ void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const
       return fail(codes::kInvalidCommand,
                   "interaction " + interaction_id + " was already answered; a different answer is refused");
     }
-    const json pending = run.pending_tool.value_or(json::object());
-    if (run.state != RunState::kWaitingInteraction || pending.value("interactionId", "") != interaction_id) {
+    if (run.state != RunState::kWaitingInteraction || !run.pending_tool ||
+        !run.pending_tool->waits_for(WaitKind::kInteraction) ||
+        run.pending_tool->wait->id != interaction_id) {
       return fail(codes::kInteractionExpired, "interaction " + interaction_id +
                                                   " no longer applies: its run is " +
                                                   std::string(to_string(run.state)));
@@ -192,7 +194,7 @@ void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const
     if (actor->holds(interaction_id) && actor->held()->tools) {
       tool = actor->held()->tools->find(interaction.request.value("toolName", ""));
     }
-    if (interaction.kind == "timer") {
+    if (interaction.kind == InteractionKind::kTimer) {
       return fail(codes::kInvalidArgument,
                   "interaction " + interaction_id + " is a timer; it fires by itself");
     }
@@ -283,12 +285,12 @@ void Waits::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRec
   if (!tx) return;
   bool settled = activity.wait_id.empty();
   std::optional<InteractionRecord> timer;
-  if (activity.wait_kind == "approval" && !settled) {
+  if (activity.wait_kind == WaitKind::kApproval && !settled) {
     auto approval = c_.interactions.get_approval(**tx, activity.wait_id);
-    settled = !approval || approval->state == "decided";
+    settled = !approval || approval->state == ApprovalState::kDecided;
   } else if (!settled) {
     auto interaction = c_.interactions.get_interaction(**tx, activity.wait_id);
-    settled = !interaction || interaction->claim_state != "waiting";
+    settled = !interaction || interaction->claim_state != ClaimState::kWaiting;
     if (interaction && !settled && interaction->due_at) timer = *interaction;
   }
   (void)(*tx)->commit();

@@ -13,23 +13,17 @@ constexpr char kApprovalColumns[] =
 constexpr char kInteractionColumns[] =
     "id, run_id, kind, request, response, claim_state, due_at, created_at, updated_at";
 
-constexpr char kPending[] = "pending";
-constexpr char kDecided[] = "decided";
-constexpr char kWaiting[] = "waiting";
-constexpr char kAnswered[] = "answered";
-constexpr char kClaimed[] = "claimed";
-
 Result<ApprovalRecord> approval_from_row(const SqlRow& row) {
   ApprovalRecord a;
   a.id = row.text(0);
   a.run_id = row.text(1);
   a.tool_call_id = row.text(2);
   a.request = KEEL_TRY(decode_json_column(row.text(3), "request of approval " + a.id));
-  a.decision = KEEL_TRY(decode_optional_json_column(row.optional_text(4), "decision of approval " + a.id));
-  a.state = row.text(5);
-  if (a.state != kPending && a.state != kDecided) {
-    return fail(codes::kStoreDecode, "unknown approval state '" + a.state + "' of approval " + a.id);
+  const std::string what = "decision of approval " + a.id;
+  if (auto decision = KEEL_TRY(decode_optional_json_column(row.optional_text(4), what))) {
+    a.decision = KEEL_TRY(decode_approval_answer(*decision, what));
   }
+  a.state = KEEL_TRY(parse_approval_state(row.text(5)));
   a.created_at = row.integer(6);
   a.decided_at = row.optional_integer(7);
   return a;
@@ -39,13 +33,10 @@ Result<InteractionRecord> interaction_from_row(const SqlRow& row) {
   InteractionRecord i;
   i.id = row.text(0);
   i.run_id = row.text(1);
-  i.kind = row.text(2);
+  i.kind = KEEL_TRY(parse_interaction_kind(row.text(2)));
   i.request = KEEL_TRY(decode_json_column(row.text(3), "request of interaction " + i.id));
   i.response = KEEL_TRY(decode_optional_json_column(row.optional_text(4), "response of interaction " + i.id));
-  i.claim_state = row.text(5);
-  if (i.claim_state != kWaiting && i.claim_state != kAnswered && i.claim_state != kClaimed) {
-    return fail(codes::kStoreDecode, "unknown claim state '" + i.claim_state + "' of interaction " + i.id);
-  }
+  i.claim_state = KEEL_TRY(parse_claim_state(row.text(5)));
   i.due_at = row.optional_integer(6);
   i.created_at = row.integer(7);
   i.updated_at = row.integer(8);
@@ -58,10 +49,6 @@ Result<std::vector<Record>> from_rows(const std::vector<SqlRow>& rows, FromRow f
   records.reserve(rows.size());
   for (const SqlRow& row : rows) records.push_back(KEEL_TRY(from_row(row)));
   return records;
-}
-
-bool valid_kind(const std::string& kind) {
-  return kind == "ask_user" || kind == "elicitation" || kind == "timer";
 }
 
 Result<void> require_run(Transaction& tx, const std::string& run_id) {
@@ -78,7 +65,7 @@ Result<ApprovalRecord> InteractionRepository::create_approval(Transaction& tx, A
   if (approval.id.empty() || approval.tool_call_id.empty()) {
     return fail(codes::kInvalidArgument, "an approval needs an id and a tool call id");
   }
-  if (approval.state != kPending || approval.decision || approval.decided_at) {
+  if (approval.state != ApprovalState::kPending || approval.decision || approval.decided_at) {
     return fail(codes::kInvalidArgument,
                 "approval " + approval.id + " must be created pending, without a decision");
   }
@@ -87,7 +74,8 @@ Result<ApprovalRecord> InteractionRepository::create_approval(Transaction& tx, A
   approval.created_at = clock_.now_unix_ms();
   KEEL_TRY(tx.execute(
       "INSERT INTO approvals (" + std::string(kApprovalColumns) + ") VALUES (?, ?, ?, ?, NULL, ?, ?, NULL)",
-      {approval.id, approval.run_id, approval.tool_call_id, request, kPending, approval.created_at}));
+      {approval.id, approval.run_id, approval.tool_call_id, request, to_string(ApprovalState::kPending),
+       approval.created_at}));
   return approval;
 }
 
@@ -102,23 +90,23 @@ Result<std::vector<ApprovalRecord>> InteractionRepository::pending_approvals_for
     Transaction& tx, const std::string& run_id) {
   auto rows = KEEL_TRY(tx.query("SELECT " + std::string(kApprovalColumns) +
                                     " FROM approvals WHERE run_id = ? AND state = ? ORDER BY created_at, id",
-                                {run_id, kPending}));
+                                {run_id, to_string(ApprovalState::kPending)}));
   return from_rows<ApprovalRecord>(rows, approval_from_row);
 }
 
 Result<ApprovalDecision> InteractionRepository::decide(Transaction& tx, const std::string& approval_id,
-                                                       nlohmann::json decision) {
+                                                       ApprovalAnswer decision) {
   ApprovalRecord approval = KEEL_TRY(get_approval(tx, approval_id));
-  if (approval.state != kPending) return ApprovalDecision{std::move(approval), true};
-  std::string text = KEEL_TRY(encode_json_column(decision, kMaxJsonBytes));
+  if (approval.state != ApprovalState::kPending) return ApprovalDecision{std::move(approval), true};
+  std::string text = KEEL_TRY(encode_json_column(encode_approval_answer(decision), kMaxJsonBytes));
   const int64_t now = clock_.now_unix_ms();
-  const int64_t changed = KEEL_TRY(
-      tx.execute("UPDATE approvals SET decision = ?, state = ?, decided_at = ? WHERE id = ? AND state = ?",
-                 {text, kDecided, now, approval_id, kPending}));
+  const int64_t changed = KEEL_TRY(tx.execute(
+      "UPDATE approvals SET decision = ?, state = ?, decided_at = ? WHERE id = ? AND state = ?",
+      {text, to_string(ApprovalState::kDecided), now, approval_id, to_string(ApprovalState::kPending)}));
   if (changed != 1)
     return fail(codes::kRevisionConflict, "approval " + approval_id + " changed while deciding it");
   approval.decision = std::move(decision);
-  approval.state = kDecided;
+  approval.state = ApprovalState::kDecided;
   approval.decided_at = now;
   return ApprovalDecision{std::move(approval), false};
 }
@@ -128,14 +116,10 @@ Result<ApprovalDecision> InteractionRepository::decide(Transaction& tx, const st
 Result<InteractionRecord> InteractionRepository::create_interaction(Transaction& tx,
                                                                     InteractionRecord interaction) {
   if (interaction.id.empty()) return fail(codes::kInvalidArgument, "an interaction needs an id");
-  if (!valid_kind(interaction.kind)) {
-    return fail(codes::kInvalidArgument, "interaction " + interaction.id + " has kind '" + interaction.kind +
-                                             "'; expected ask_user, elicitation or timer");
-  }
-  if (interaction.kind == "timer" && !interaction.due_at) {
+  if (interaction.kind == InteractionKind::kTimer && !interaction.due_at) {
     return fail(codes::kInvalidArgument, "timer " + interaction.id + " needs due_at");
   }
-  if (interaction.claim_state != kWaiting || interaction.response) {
+  if (interaction.claim_state != ClaimState::kWaiting || interaction.response) {
     return fail(codes::kInvalidArgument,
                 "interaction " + interaction.id + " must be created waiting, without a response");
   }
@@ -146,8 +130,8 @@ Result<InteractionRecord> InteractionRepository::create_interaction(Transaction&
   interaction.updated_at = now;
   KEEL_TRY(tx.execute("INSERT INTO interactions (" + std::string(kInteractionColumns) +
                           ") VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?)",
-                      {interaction.id, interaction.run_id, interaction.kind, request, kWaiting,
-                       interaction.due_at, now, now}));
+                      {interaction.id, interaction.run_id, to_string(interaction.kind), request,
+                       to_string(ClaimState::kWaiting), interaction.due_at, now, now}));
   return interaction;
 }
 
@@ -162,39 +146,39 @@ Result<InteractionRecord> InteractionRepository::get_interaction(Transaction& tx
 Result<InteractionAnswer> InteractionRepository::answer(Transaction& tx, const std::string& interaction_id,
                                                         nlohmann::json response) {
   InteractionRecord interaction = KEEL_TRY(get_interaction(tx, interaction_id));
-  if (interaction.claim_state != kWaiting) return InteractionAnswer{std::move(interaction), true};
+  if (interaction.claim_state != ClaimState::kWaiting) return InteractionAnswer{std::move(interaction), true};
   std::string text = KEEL_TRY(encode_json_column(response, kMaxJsonBytes));
   const int64_t now = clock_.now_unix_ms();
-  const int64_t changed = KEEL_TRY(
-      tx.execute("UPDATE interactions SET response = ?, claim_state = ?, updated_at = ? WHERE id = ? AND "
-                 "claim_state = ?",
-                 {text, kAnswered, now, interaction_id, kWaiting}));
+  const int64_t changed = KEEL_TRY(tx.execute(
+      "UPDATE interactions SET response = ?, claim_state = ?, updated_at = ? WHERE id = ? AND "
+      "claim_state = ?",
+      {text, to_string(ClaimState::kAnswered), now, interaction_id, to_string(ClaimState::kWaiting)}));
   if (changed != 1) {
     return fail(codes::kRevisionConflict, "interaction " + interaction_id + " changed while answering it");
   }
   interaction.response = std::move(response);
-  interaction.claim_state = kAnswered;
+  interaction.claim_state = ClaimState::kAnswered;
   interaction.updated_at = now;
   return InteractionAnswer{std::move(interaction), false};
 }
 
 Result<InteractionRecord> InteractionRepository::claim(Transaction& tx, const std::string& interaction_id) {
   InteractionRecord interaction = KEEL_TRY(get_interaction(tx, interaction_id));
-  if (interaction.claim_state == kWaiting) {
+  if (interaction.claim_state == ClaimState::kWaiting) {
     return fail(codes::kInteractionNotAnswered,
                 "interaction " + interaction_id + " has no response to claim yet");
   }
-  if (interaction.claim_state == kClaimed) {
+  if (interaction.claim_state == ClaimState::kClaimed) {
     return fail(codes::kInteractionAlreadyClaimed, "interaction " + interaction_id + " was already claimed");
   }
   const int64_t now = clock_.now_unix_ms();
   const int64_t changed = KEEL_TRY(
       tx.execute("UPDATE interactions SET claim_state = ?, updated_at = ? WHERE id = ? AND claim_state = ?",
-                 {kClaimed, now, interaction_id, kAnswered}));
+                 {to_string(ClaimState::kClaimed), now, interaction_id, to_string(ClaimState::kAnswered)}));
   if (changed != 1) {
     return fail(codes::kInteractionAlreadyClaimed, "interaction " + interaction_id + " was already claimed");
   }
-  interaction.claim_state = kClaimed;
+  interaction.claim_state = ClaimState::kClaimed;
   interaction.updated_at = now;
   return interaction;
 }
@@ -204,7 +188,7 @@ Result<std::vector<InteractionRecord>> InteractionRepository::waiting_for_run(Tr
   auto rows =
       KEEL_TRY(tx.query("SELECT " + std::string(kInteractionColumns) +
                             " FROM interactions WHERE run_id = ? AND claim_state = ? ORDER BY created_at, id",
-                        {run_id, kWaiting}));
+                        {run_id, to_string(ClaimState::kWaiting)}));
   return from_rows<InteractionRecord>(rows, interaction_from_row);
 }
 
@@ -213,7 +197,7 @@ Result<std::vector<InteractionRecord>> InteractionRepository::answered_for_run(T
   auto rows =
       KEEL_TRY(tx.query("SELECT " + std::string(kInteractionColumns) +
                             " FROM interactions WHERE run_id = ? AND claim_state = ? ORDER BY created_at, id",
-                        {run_id, kAnswered}));
+                        {run_id, to_string(ClaimState::kAnswered)}));
   return from_rows<InteractionRecord>(rows, interaction_from_row);
 }
 
@@ -221,16 +205,16 @@ Result<std::vector<InteractionRecord>> InteractionRepository::due_timers(Transac
                                                                          int64_t now_unix_ms) {
   auto rows = KEEL_TRY(tx.query(
       "SELECT " + std::string(kInteractionColumns) +
-          " FROM interactions WHERE kind = 'timer' AND claim_state = ? AND due_at <= ? ORDER BY due_at, id",
-      {kWaiting, now_unix_ms}));
+          " FROM interactions WHERE kind = ? AND claim_state = ? AND due_at <= ? ORDER BY due_at, id",
+      {to_string(InteractionKind::kTimer), to_string(ClaimState::kWaiting), now_unix_ms}));
   return from_rows<InteractionRecord>(rows, interaction_from_row);
 }
 
 Result<std::vector<InteractionRecord>> InteractionRepository::waiting_timers(Transaction& tx) {
   auto rows =
       KEEL_TRY(tx.query("SELECT " + std::string(kInteractionColumns) +
-                            " FROM interactions WHERE kind = 'timer' AND claim_state = ? ORDER BY due_at, id",
-                        {kWaiting}));
+                            " FROM interactions WHERE kind = ? AND claim_state = ? ORDER BY due_at, id",
+                        {to_string(InteractionKind::kTimer), to_string(ClaimState::kWaiting)}));
   return from_rows<InteractionRecord>(rows, interaction_from_row);
 }
 

@@ -17,7 +17,8 @@
 // Every mutation runs inside the caller's write transaction; the run's revision is the caller's to bump
 // (RunRepository::transition) in the same transaction. Errors: approval.not_found, interaction.not_found,
 // interaction.not_answered, interaction.already_claimed, run.not_found, invalid_argument,
-// store.payload_too_large, store.decode_failed (a damaged row), store.constraint (a duplicate id), and any
+// store.payload_too_large, store.decode_failed (a damaged row: a state, kind or decision no keel writes),
+// store.constraint (a duplicate id), and any
 // store error.
 #pragma once
 
@@ -64,12 +65,12 @@ class InteractionRepository {
   Result<std::vector<ApprovalRecord>> pending_approvals_for_run(Transaction& tx, const std::string& run_id);
   // pending -> decided with `decision`. Already decided: the stored record with already_settled = true,
   // unchanged.
-  Result<ApprovalDecision> decide(Transaction& tx, const std::string& approval_id, nlohmann::json decision);
+  Result<ApprovalDecision> decide(Transaction& tx, const std::string& approval_id, ApprovalAnswer decision);
 
   // ---- interactions ----
 
-  // Inserts a waiting interaction for an existing run; the repository sets both timestamps. kind must be
-  // ask_user, elicitation or timer; a timer needs due_at. A record that is not waiting or already carries
+  // Inserts a waiting interaction for an existing run; the repository sets both timestamps. A timer needs
+  // due_at. A record that is not waiting or already carries
   // a response is invalid_argument.
   Result<InteractionRecord> create_interaction(Transaction& tx, InteractionRecord interaction);
   // interaction.not_found when there is none.

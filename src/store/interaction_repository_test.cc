@@ -52,16 +52,20 @@ class InteractionRepositoryTest : public testing::StoreTest {
     return a;
   }
 
-  static InteractionRecord interaction(std::string id, std::string kind = "ask_user",
+  static InteractionRecord interaction(std::string id, InteractionKind kind = InteractionKind::kAskUser,
                                        std::string run_id = "r1",
                                        std::optional<int64_t> due_at = std::nullopt) {
     InteractionRecord i;
     i.id = std::move(id);
     i.run_id = std::move(run_id);
-    i.kind = std::move(kind);
+    i.kind = kind;
     i.request = json{{"question", "which one?"}};
     i.due_at = due_at;
     return i;
+  }
+
+  static ApprovalAnswer declined() {
+    return ApprovalAnswer{.choice = ApprovalChoice::kDecline, .reason = "not now"};
   }
 
   static std::vector<std::string> ids(const std::vector<InteractionRecord>& records) {
@@ -80,7 +84,7 @@ TEST_F(InteractionRepositoryTest, ApprovalIsCreatedPendingWithItsFullRequest) {
   {
     auto tx = begin();
     ApprovalRecord created = must(repo_.create_approval(*tx, approval("a1")));
-    EXPECT_EQ(created.state, "pending");
+    EXPECT_EQ(created.state, ApprovalState::kPending);
     EXPECT_EQ(created.created_at, clock_.now_unix_ms());
     clock_.advance(1ms);
     must(repo_.create_approval(*tx, approval("a2")));
@@ -93,7 +97,7 @@ TEST_F(InteractionRepositoryTest, ApprovalIsCreatedPendingWithItsFullRequest) {
   EXPECT_EQ(got.run_id, "r1");
   EXPECT_EQ(got.tool_call_id, "call-a1");
   EXPECT_EQ(got.request, approval("a1").request);
-  EXPECT_EQ(got.state, "pending");
+  EXPECT_EQ(got.state, ApprovalState::kPending);
   EXPECT_FALSE(got.decision);
   EXPECT_FALSE(got.decided_at);
   std::vector<ApprovalRecord> pending = must(repo_.pending_approvals_for_run(*tx, "r1"));
@@ -106,10 +110,10 @@ TEST_F(InteractionRepositoryTest, ApprovalIsCreatedPendingWithItsFullRequest) {
 TEST_F(InteractionRepositoryTest, ApprovalCreationIsValidated) {
   auto tx = begin();
   ApprovalRecord decided = approval("a1");
-  decided.state = "decided";
+  decided.state = ApprovalState::kDecided;
   EXPECT_EQ(code_of(repo_.create_approval(*tx, decided)), codes::kInvalidArgument);
   ApprovalRecord with_decision = approval("a2");
-  with_decision.decision = json{{"allow", true}};
+  with_decision.decision = ApprovalAnswer{.choice = ApprovalChoice::kAccept};
   EXPECT_EQ(code_of(repo_.create_approval(*tx, with_decision)), codes::kInvalidArgument);
   EXPECT_EQ(code_of(repo_.create_approval(*tx, approval("a3", "missing"))), codes::kRunNotFound);
   EXPECT_EQ(code_of(repo_.create_approval(*tx, approval(""))), codes::kInvalidArgument);
@@ -125,26 +129,29 @@ TEST_F(InteractionRepositoryTest, DecideOnlyFromPendingAndASecondDecideKeepsTheF
   }
   clock_.advance(10ms);
   const int64_t decided_at = clock_.now_unix_ms();
+  const ApprovalAnswer for_site{.choice = ApprovalChoice::kAcceptForSite, .remember = "session"};
   {
     auto tx = begin();
-    ApprovalDecision first = must(repo_.decide(*tx, "a1", json{{"decision", "accept_for_site"}}));
+    ApprovalDecision first = must(repo_.decide(*tx, "a1", for_site));
     EXPECT_FALSE(first.already_settled);
-    EXPECT_EQ(first.approval.state, "decided");
-    EXPECT_EQ(first.approval.decision, (json{{"decision", "accept_for_site"}}));
+    EXPECT_EQ(first.approval.state, ApprovalState::kDecided);
+    EXPECT_EQ(first.approval.decision, for_site);
     EXPECT_EQ(first.approval.decided_at, decided_at);
     EXPECT_TRUE(must(repo_.pending_approvals_for_run(*tx, "r1")).empty());
     must(tx->commit());
   }
   clock_.advance(10ms);
   auto tx = begin();
-  ApprovalDecision second = must(repo_.decide(*tx, "a1", json{{"decision", "deny"}}));
+  ApprovalDecision second = must(repo_.decide(*tx, "a1", declined()));
   EXPECT_TRUE(second.already_settled);
-  EXPECT_EQ(second.approval.decision, (json{{"decision", "accept_for_site"}})) << "the first decision stands";
+  EXPECT_EQ(second.approval.decision, for_site) << "the first decision stands";
   EXPECT_EQ(second.approval.decided_at, decided_at);
   ApprovalRecord stored = must(repo_.get_approval(*tx, "a1"));
-  EXPECT_EQ(stored.decision, (json{{"decision", "accept_for_site"}}));
+  EXPECT_EQ(stored.decision, for_site);
+  auto row = must(tx->query_one("SELECT decision FROM approvals WHERE id = 'a1'"));
+  EXPECT_EQ(row->text(0), R"({"decision":"acceptForSite","remember":"session"})") << "the stored shape";
   EXPECT_EQ(stored.decided_at, decided_at);
-  EXPECT_EQ(code_of(repo_.decide(*tx, "missing", json{{"decision", "deny"}})), codes::kApprovalNotFound);
+  EXPECT_EQ(code_of(repo_.decide(*tx, "missing", declined())), codes::kApprovalNotFound);
 }
 
 TEST_F(InteractionRepositoryTest, RolledBackDecisionLeavesTheApprovalPending) {
@@ -155,14 +162,14 @@ TEST_F(InteractionRepositoryTest, RolledBackDecisionLeavesTheApprovalPending) {
   }
   {
     auto tx = begin();
-    must(repo_.decide(*tx, "a1", json{{"decision", "accept"}}));
+    must(repo_.decide(*tx, "a1", ApprovalAnswer{.choice = ApprovalChoice::kAccept}));
     must(repo_.create_approval(*tx, approval("a2")));
     tx->rollback();
   }
   auto tx = begin();
-  EXPECT_EQ(must(repo_.get_approval(*tx, "a1")).state, "pending");
+  EXPECT_EQ(must(repo_.get_approval(*tx, "a1")).state, ApprovalState::kPending);
   EXPECT_EQ(code_of(repo_.get_approval(*tx, "a2")), codes::kApprovalNotFound);
-  EXPECT_FALSE(must(repo_.decide(*tx, "a1", json{{"decision", "deny"}})).already_settled);
+  EXPECT_FALSE(must(repo_.decide(*tx, "a1", declined())).already_settled);
 }
 
 TEST_F(InteractionRepositoryTest, DamagedApprovalRequestIsADecodeFailure) {
@@ -179,7 +186,7 @@ TEST_F(InteractionRepositoryTest, InteractionMovesWaitingAnsweredClaimed) {
   {
     auto tx = begin();
     InteractionRecord created = must(repo_.create_interaction(*tx, interaction("i1")));
-    EXPECT_EQ(created.claim_state, "waiting");
+    EXPECT_EQ(created.claim_state, ClaimState::kWaiting);
     EXPECT_EQ(created.created_at, clock_.now_unix_ms());
     must(tx->commit());
   }
@@ -189,7 +196,7 @@ TEST_F(InteractionRepositoryTest, InteractionMovesWaitingAnsweredClaimed) {
     EXPECT_EQ(code_of(repo_.claim(*tx, "i1")), codes::kInteractionNotAnswered);
     InteractionAnswer answered = must(repo_.answer(*tx, "i1", json{{"text", "the second"}}));
     EXPECT_FALSE(answered.already_settled);
-    EXPECT_EQ(answered.interaction.claim_state, "answered");
+    EXPECT_EQ(answered.interaction.claim_state, ClaimState::kAnswered);
     EXPECT_EQ(answered.interaction.response, (json{{"text", "the second"}}));
     EXPECT_EQ(answered.interaction.updated_at, clock_.now_unix_ms());
     must(tx->commit());
@@ -198,15 +205,15 @@ TEST_F(InteractionRepositoryTest, InteractionMovesWaitingAnsweredClaimed) {
   {
     auto tx = begin();
     InteractionRecord claimed = must(repo_.claim(*tx, "i1"));
-    EXPECT_EQ(claimed.claim_state, "claimed");
+    EXPECT_EQ(claimed.claim_state, ClaimState::kClaimed);
     EXPECT_EQ(claimed.response, (json{{"text", "the second"}}));
     must(tx->commit());
   }
   auto tx = begin();
   EXPECT_EQ(code_of(repo_.claim(*tx, "i1")), codes::kInteractionAlreadyClaimed) << "claimed exactly once";
   InteractionRecord stored = must(repo_.get_interaction(*tx, "i1"));
-  EXPECT_EQ(stored.claim_state, "claimed");
-  EXPECT_EQ(stored.kind, "ask_user");
+  EXPECT_EQ(stored.claim_state, ClaimState::kClaimed);
+  EXPECT_EQ(stored.kind, InteractionKind::kAskUser);
   EXPECT_EQ(stored.request, (json{{"question", "which one?"}}));
   EXPECT_EQ(code_of(repo_.claim(*tx, "missing")), codes::kInteractionNotFound);
   EXPECT_EQ(code_of(repo_.get_interaction(*tx, "missing")), codes::kInteractionNotFound);
@@ -234,8 +241,8 @@ TEST_F(InteractionRepositoryTest, RolledBackClaimCanBeClaimedAgain) {
     tx->rollback();
   }
   auto tx = begin();
-  EXPECT_EQ(must(repo_.get_interaction(*tx, "i1")).claim_state, "answered");
-  EXPECT_EQ(must(repo_.claim(*tx, "i1")).claim_state, "claimed");
+  EXPECT_EQ(must(repo_.get_interaction(*tx, "i1")).claim_state, ClaimState::kAnswered);
+  EXPECT_EQ(must(repo_.claim(*tx, "i1")).claim_state, ClaimState::kClaimed);
 }
 
 TEST_F(InteractionRepositoryTest, SecondAnswerKeepsTheFirstResponse) {
@@ -245,11 +252,11 @@ TEST_F(InteractionRepositoryTest, SecondAnswerKeepsTheFirstResponse) {
   InteractionAnswer again = must(repo_.answer(*tx, "i1", json{{"text", "second"}}));
   EXPECT_TRUE(again.already_settled);
   EXPECT_EQ(again.interaction.response, (json{{"text", "first"}}));
-  EXPECT_EQ(again.interaction.claim_state, "answered");
+  EXPECT_EQ(again.interaction.claim_state, ClaimState::kAnswered);
   must(repo_.claim(*tx, "i1"));
   InteractionAnswer after_claim = must(repo_.answer(*tx, "i1", json{{"text", "first"}}));
   EXPECT_TRUE(after_claim.already_settled);
-  EXPECT_EQ(after_claim.interaction.claim_state, "claimed");
+  EXPECT_EQ(after_claim.interaction.claim_state, ClaimState::kClaimed);
   EXPECT_EQ(must(repo_.get_interaction(*tx, "i1")).response, (json{{"text", "first"}}));
 }
 
@@ -257,10 +264,10 @@ TEST_F(InteractionRepositoryTest, WaitingAndAnsweredForRun) {
   auto tx = begin();
   must(repo_.create_interaction(*tx, interaction("i1")));
   clock_.advance(1ms);
-  must(repo_.create_interaction(*tx, interaction("i2", "elicitation")));
+  must(repo_.create_interaction(*tx, interaction("i2", InteractionKind::kElicitation)));
   clock_.advance(1ms);
   must(repo_.create_interaction(*tx, interaction("i3")));
-  must(repo_.create_interaction(*tx, interaction("other", "ask_user", "r2")));
+  must(repo_.create_interaction(*tx, interaction("other", InteractionKind::kAskUser, "r2")));
   must(repo_.answer(*tx, "i2", json{{"action", "accept"}}));
   EXPECT_EQ(ids(must(repo_.waiting_for_run(*tx, "r1"))), (std::vector<std::string>{"i1", "i3"}));
   EXPECT_EQ(ids(must(repo_.answered_for_run(*tx, "r1"))), (std::vector<std::string>{"i2"}));
@@ -272,11 +279,11 @@ TEST_F(InteractionRepositoryTest, WaitingAndAnsweredForRun) {
 TEST_F(InteractionRepositoryTest, DueTimersAreWaitingTimersWhoseTimeHasCome) {
   const int64_t now = clock_.now_unix_ms();
   auto tx = begin();
-  must(repo_.create_interaction(*tx, interaction("late", "timer", "r1", now + 2000)));
-  must(repo_.create_interaction(*tx, interaction("soon", "timer", "r1", now + 1000)));
-  must(repo_.create_interaction(*tx, interaction("past", "timer", "r2", now - 5)));
-  must(repo_.create_interaction(*tx, interaction("fired", "timer", "r1", now - 10)));
-  must(repo_.create_interaction(*tx, interaction("question", "ask_user", "r1", now - 10)));
+  must(repo_.create_interaction(*tx, interaction("late", InteractionKind::kTimer, "r1", now + 2000)));
+  must(repo_.create_interaction(*tx, interaction("soon", InteractionKind::kTimer, "r1", now + 1000)));
+  must(repo_.create_interaction(*tx, interaction("past", InteractionKind::kTimer, "r2", now - 5)));
+  must(repo_.create_interaction(*tx, interaction("fired", InteractionKind::kTimer, "r1", now - 10)));
+  must(repo_.create_interaction(*tx, interaction("question", InteractionKind::kAskUser, "r1", now - 10)));
   must(repo_.answer(*tx, "fired", json{{"fired_at", now}}));
 
   EXPECT_EQ(ids(must(repo_.due_timers(*tx, now))), (std::vector<std::string>{"past"}));
@@ -290,16 +297,16 @@ TEST_F(InteractionRepositoryTest, DueTimersAreWaitingTimersWhoseTimeHasCome) {
 
 TEST_F(InteractionRepositoryTest, InteractionCreationIsValidated) {
   auto tx = begin();
-  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i1", "timer"))), codes::kInvalidArgument)
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i1", InteractionKind::kTimer))),
+            codes::kInvalidArgument)
       << "a timer needs due_at";
-  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i2", "alarm"))), codes::kInvalidArgument);
   InteractionRecord answered = interaction("i3");
-  answered.claim_state = "answered";
+  answered.claim_state = ClaimState::kAnswered;
   EXPECT_EQ(code_of(repo_.create_interaction(*tx, answered)), codes::kInvalidArgument);
   InteractionRecord with_response = interaction("i4");
   with_response.response = json{{"text", "x"}};
   EXPECT_EQ(code_of(repo_.create_interaction(*tx, with_response)), codes::kInvalidArgument);
-  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i5", "ask_user", "missing"))),
+  EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction("i5", InteractionKind::kAskUser, "missing"))),
             codes::kRunNotFound);
   EXPECT_EQ(code_of(repo_.create_interaction(*tx, interaction(""))), codes::kInvalidArgument);
 }
@@ -314,6 +321,23 @@ TEST_F(InteractionRepositoryTest, RolledBackInteractionLeavesNothing) {
   auto tx = begin(TxMode::kRead);
   EXPECT_EQ(code_of(repo_.get_interaction(*tx, "i1")), codes::kInteractionNotFound);
   EXPECT_TRUE(must(repo_.waiting_for_run(*tx, "r1")).empty());
+}
+
+// Stored text no keel value names (a damaged row, or one a newer keel wrote) is a coded error, never a crash.
+TEST_F(InteractionRepositoryTest, AStoredStateOrKindNoKeelWritesIsADecodeFailure) {
+  auto tx = begin();
+  must(repo_.create_approval(*tx, approval("a1")));
+  must(repo_.create_interaction(*tx, interaction("i1")));
+  must(tx->execute("UPDATE approvals SET state = 'maybe' WHERE id = 'a1'"));
+  EXPECT_EQ(code_of(repo_.get_approval(*tx, "a1")), codes::kStoreDecode);
+  must(tx->execute(
+      R"(UPDATE approvals SET state = 'decided', decision = '{"decision":"deny"}' WHERE id = 'a1')"));
+  EXPECT_EQ(code_of(repo_.get_approval(*tx, "a1")), codes::kStoreDecode);
+  must(tx->execute("UPDATE interactions SET kind = 'alarm' WHERE id = 'i1'"));
+  EXPECT_EQ(code_of(repo_.get_interaction(*tx, "i1")), codes::kStoreDecode);
+  must(tx->execute("UPDATE interactions SET kind = 'ask_user', claim_state = 'gone' WHERE id = 'i1'"));
+  EXPECT_EQ(code_of(repo_.get_interaction(*tx, "i1")), codes::kStoreDecode);
+  EXPECT_EQ(code_of(repo_.claim(*tx, "i1")), codes::kStoreDecode);
 }
 
 TEST_F(InteractionRepositoryTest, DamagedResponseIsADecodeFailure) {

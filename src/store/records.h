@@ -1,7 +1,9 @@
 // store/records.h — the domain records keel persists (docs/store.md describes each table).
 //
-// Records are plain values. Ids are assigned by the caller (from an IdSource) before a record is written,
-// so an id is stable across retries and restarts. JSON columns hold canonical JSON.
+// Records are plain values. Every column with a fixed set of values is an enum here, with to_string (the
+// stored text) and parse_* (store.decode_failed for text no value names: a damaged or foreign row). Ids are
+// assigned by the caller (from an IdSource) before a record is written, so an id is stable across retries and
+// restarts. JSON columns hold canonical JSON.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,8 @@
 #include <string_view>
 
 #include "keel/error.h"
+#include "store/approval_answer.h"
+#include "store/pending_tool.h"
 
 namespace keel {
 
@@ -71,15 +75,20 @@ Result<RunState> parse_run_state(std::string_view text);
 // completed, interrupted, budget_paused, paused_uncertain, failed: the run is not executing.
 bool is_terminal(RunState state);
 
+// What a run's turn is for: "user" turns are steerable; "title" turns (the task model's) are not.
+enum class TurnKind { kUser, kTitle };
+std::string_view to_string(TurnKind kind);
+Result<TurnKind> parse_turn_kind(std::string_view text);
+
 struct RunRecord {
   std::string id;
   std::string thread_id;
   std::string turn_id;
-  std::string turn_kind = "user";  // "user" turns are steerable; other kinds (e.g. "title") are not
+  TurnKind turn_kind = TurnKind::kUser;
   RunState state = RunState::kQueued;
   std::optional<std::string> snapshot_id;
   int64_t step_cursor = 0;
-  std::optional<nlohmann::json> pending_tool;
+  std::optional<PendingTool> pending_tool;  // the call started or waited on (store/pending_tool.h)
   int64_t revision = 0;
   std::optional<std::string> stop_reason;
   std::optional<std::string> provider_stop_reason;
@@ -103,6 +112,8 @@ struct QueuedInput {
 };
 
 enum class SteerState { kPending, kMaterialized };
+std::string_view to_string(SteerState state);
+Result<SteerState> parse_steer_state(std::string_view text);
 struct SteerRecord {
   std::string id;
   std::string run_id;
@@ -130,24 +141,38 @@ struct PreparedToolCallRecord {
   int64_t updated_at = 0;
 };
 
+enum class ApprovalState { kPending, kDecided };
+std::string_view to_string(ApprovalState state);
+Result<ApprovalState> parse_approval_state(std::string_view text);
+
 struct ApprovalRecord {
   std::string id;
   std::string run_id;
   std::string tool_call_id;
   nlohmann::json request;
-  std::optional<nlohmann::json> decision;
-  std::string state = "pending";  // pending | decided
+  std::optional<ApprovalAnswer> decision;  // set once decided (store/approval_answer.h)
+  ApprovalState state = ApprovalState::kPending;
   int64_t created_at = 0;
   std::optional<int64_t> decided_at;
 };
 
+// A question for the user, an MCP elicitation, or a durable timer (stored as ask_user, elicitation, timer).
+enum class InteractionKind { kAskUser, kElicitation, kTimer };
+std::string_view to_string(InteractionKind kind);
+Result<InteractionKind> parse_interaction_kind(std::string_view text);
+
+// waiting -> answered (a response is stored) -> claimed (exactly one continuation took it).
+enum class ClaimState { kWaiting, kAnswered, kClaimed };
+std::string_view to_string(ClaimState state);
+Result<ClaimState> parse_claim_state(std::string_view text);
+
 struct InteractionRecord {
   std::string id;
   std::string run_id;
-  std::string kind;  // ask_user | elicitation | timer
+  InteractionKind kind = InteractionKind::kAskUser;
   nlohmann::json request;
   std::optional<nlohmann::json> response;
-  std::string claim_state = "waiting";  // waiting | answered | claimed
+  ClaimState claim_state = ClaimState::kWaiting;
   std::optional<int64_t> due_at;
   int64_t created_at = 0;
   int64_t updated_at = 0;

@@ -19,14 +19,19 @@ constexpr char kToolCallColumns[] =
     "created_at, "
     "updated_at";
 
-std::string_view steer_state_name(SteerState state) {
-  return state == SteerState::kPending ? "pending" : "materialized";
+Result<std::optional<PendingTool>> decode_pending_tool_column(const std::optional<std::string>& text,
+                                                              const std::string& run_id) {
+  const std::string what = "pending_tool of run " + run_id;
+  auto value = KEEL_TRY(decode_optional_json_column(text, what));
+  if (!value) return std::optional<PendingTool>();
+  return std::optional<PendingTool>(KEEL_TRY(decode_pending_tool(*value, what)));
 }
 
-Result<SteerState> parse_steer_state(std::string_view text) {
-  if (text == "pending") return SteerState::kPending;
-  if (text == "materialized") return SteerState::kMaterialized;
-  return fail(codes::kStoreDecode, "unknown steer state '" + std::string(text) + "' in the store");
+Result<std::optional<std::string>> encode_pending_tool_column(const std::optional<PendingTool>& pending,
+                                                              size_t max_bytes) {
+  if (!pending) return std::optional<std::string>();
+  return std::optional<std::string>(
+      KEEL_TRY(encode_json_column(KEEL_TRY(encode_pending_tool(*pending)), max_bytes)));
 }
 
 Result<RunRecord> run_from_row(const SqlRow& row) {
@@ -34,11 +39,11 @@ Result<RunRecord> run_from_row(const SqlRow& row) {
   r.id = row.text(0);
   r.thread_id = row.text(1);
   r.turn_id = row.text(2);
-  r.turn_kind = row.text(3);
+  r.turn_kind = KEEL_TRY(parse_turn_kind(row.text(3)));
   r.state = KEEL_TRY(parse_run_state(row.text(4)));
   r.snapshot_id = row.optional_text(5);
   r.step_cursor = row.integer(6);
-  r.pending_tool = KEEL_TRY(decode_optional_json_column(row.optional_text(7), "pending_tool of run " + r.id));
+  r.pending_tool = KEEL_TRY(decode_pending_tool_column(row.optional_text(7), r.id));
   r.revision = row.integer(8);
   r.stop_reason = row.optional_text(9);
   r.provider_stop_reason = row.optional_text(10);
@@ -117,7 +122,8 @@ Result<RunRecord> RunRepository::create(Transaction& tx, RunRecord run) {
   if (!thread) return fail(codes::kThreadNotFound, "no thread " + run.thread_id);
   if (thread->integer(0) != 0) return fail(codes::kThreadDeleted, "thread " + run.thread_id + " was deleted");
 
-  std::optional<std::string> pending_tool = KEEL_TRY(encode_optional(run.pending_tool, kMaxJsonBytes));
+  std::optional<std::string> pending_tool =
+      KEEL_TRY(encode_pending_tool_column(run.pending_tool, kMaxJsonBytes));
   std::string usage = KEEL_TRY(encode_json_column(run.usage, kMaxJsonBytes));
   const int64_t now = clock_.now_unix_ms();
   run.revision = 1;
@@ -127,7 +133,7 @@ Result<RunRecord> RunRepository::create(Transaction& tx, RunRecord run) {
   KEEL_TRY(tx.execute(
       "INSERT INTO runs (" + std::string(kRunColumns) +
           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {run.id, run.thread_id, run.turn_id, run.turn_kind, to_string(run.state), run.snapshot_id,
+      {run.id, run.thread_id, run.turn_id, to_string(run.turn_kind), to_string(run.state), run.snapshot_id,
        run.step_cursor, pending_tool, run.revision, run.stop_reason, run.provider_stop_reason, usage,
        run.budget_tokens, run.failure_streak, run.next_admission_seq, run.error, now, now}));
   return run;
@@ -265,7 +271,8 @@ Result<std::optional<RunRecord>> RunRepository::apply_transition(Transaction& tx
   if (update.failure_streak) run.failure_streak = *update.failure_streak;
   if (update.budget_tokens) run.budget_tokens = update.budget_tokens;
 
-  std::optional<std::string> pending_tool = KEEL_TRY(encode_optional(run.pending_tool, kMaxJsonBytes));
+  std::optional<std::string> pending_tool =
+      KEEL_TRY(encode_pending_tool_column(run.pending_tool, kMaxJsonBytes));
   std::string usage = KEEL_TRY(encode_json_column(run.usage, kMaxJsonBytes));
   const int64_t now = clock_.now_unix_ms();
   const int64_t changed = KEEL_TRY(tx.execute(
@@ -302,9 +309,10 @@ Result<SteerRecord> RunRepository::admit_steer(Transaction& tx, const std::strin
   }
 
   RunRecord run = KEEL_TRY(get(tx, run_id));
-  if (run.turn_kind != "user" || is_terminal(run.state)) {
-    return fail(codes::kRunNotSteerable, "run " + run_id + " (" + run.turn_kind + ", " +
-                                             std::string(to_string(run.state)) + ") does not accept steers");
+  if (run.turn_kind != TurnKind::kUser || is_terminal(run.state)) {
+    return fail(codes::kRunNotSteerable, "run " + run_id + " (" + std::string(to_string(run.turn_kind)) +
+                                             ", " + std::string(to_string(run.state)) +
+                                             ") does not accept steers");
   }
   const int64_t now = clock_.now_unix_ms();
   const int64_t seq = run.next_admission_seq;
@@ -319,7 +327,7 @@ Result<SteerRecord> RunRepository::admit_steer(Transaction& tx, const std::strin
   }
   KEEL_TRY(tx.execute(
       "INSERT INTO steers (" + std::string(kSteerColumns) + ") VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
-      {steer_id, run_id, seq, input_text, attachments_text, steer_state_name(SteerState::kPending), now}));
+      {steer_id, run_id, seq, input_text, attachments_text, to_string(SteerState::kPending), now}));
   return SteerRecord{std::move(steer_id),  run_id,       seq, std::move(input), std::move(attachments),
                      SteerState::kPending, std::nullopt, now};
 }
@@ -334,7 +342,7 @@ Result<SteerRecord> RunRepository::get_steer(Transaction& tx, const std::string&
 Result<std::vector<SteerRecord>> RunRepository::pending_steers(Transaction& tx, const std::string& run_id) {
   auto rows = KEEL_TRY(tx.query("SELECT " + std::string(kSteerColumns) +
                                     " FROM steers WHERE run_id = ? AND state = ? ORDER BY admission_seq",
-                                {run_id, steer_state_name(SteerState::kPending)}));
+                                {run_id, to_string(SteerState::kPending)}));
   return steers_from_rows(rows);
 }
 
@@ -344,7 +352,7 @@ Result<std::vector<SteerRecord>> RunRepository::pending_steers_up_to(Transaction
   auto rows = KEEL_TRY(tx.query(
       "SELECT " + std::string(kSteerColumns) +
           " FROM steers WHERE run_id = ? AND state = ? AND admission_seq <= ? ORDER BY admission_seq",
-      {run_id, steer_state_name(SteerState::kPending), max_seq}));
+      {run_id, to_string(SteerState::kPending), max_seq}));
   return steers_from_rows(rows);
 }
 
@@ -358,7 +366,7 @@ Result<SteerRecord> RunRepository::mark_materialized(Transaction& tx, const std:
                 "steer " + steer_id + " was already materialized as node " + steer.node_id.value_or("?"));
   }
   KEEL_TRY(tx.execute("UPDATE steers SET state = ?, node_id = ? WHERE id = ?",
-                      {steer_state_name(SteerState::kMaterialized), node_id, steer_id}));
+                      {to_string(SteerState::kMaterialized), node_id, steer_id}));
   steer.state = SteerState::kMaterialized;
   steer.node_id = node_id;
   return steer;

@@ -24,7 +24,8 @@
 // repository may serve every thread. Errors: run.not_found, thread.not_found, thread.deleted,
 // revision.conflict, run.invalid_transition, run.not_steerable, steer.not_found, steer.id_conflict,
 // steer.already_materialized, tool_call.not_found, tool_call.invalid_transition, invalid_argument,
-// store.decode_failed (a damaged row), store.payload_too_large, store.constraint (a duplicate id), and any
+// store.decode_failed (a damaged row: a state, turn kind or pending tool no keel writes),
+// store.payload_too_large, store.constraint (a duplicate id), and any
 // store error.
 #pragma once
 
@@ -49,7 +50,7 @@ struct RunUpdate {
   std::optional<std::string> provider_stop_reason = std::nullopt;
   std::optional<std::string> error = std::nullopt;
   std::optional<int64_t> step_cursor = std::nullopt;
-  std::optional<nlohmann::json> pending_tool = std::nullopt;
+  std::optional<PendingTool> pending_tool = std::nullopt;
   bool clear_pending_tool = false;  // writes NULL; invalid_argument together with pending_tool
   std::optional<nlohmann::json> usage = std::nullopt;
   std::optional<int> failure_streak = std::nullopt;
@@ -117,7 +118,7 @@ class RunRepository {
   // ---- steers ----
 
   // Admits a pending steer into the run: assigns the run's next_admission_seq (and advances it, bumping
-  // the run's revision) in the caller's transaction. The run must be steerable: turn_kind "user" and not
+  // the run's revision) in the caller's transaction. The run must be steerable: a TurnKind::kUser turn, not
   // terminal (run.not_steerable). Admitting the same steer id again with the same run, input and
   // attachments returns the stored steer unchanged (a retried admission); with anything else:
   // steer.id_conflict.

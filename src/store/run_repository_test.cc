@@ -61,6 +61,13 @@ class RunRepositoryTest : public testing::StoreTest {
     return c;
   }
 
+  // A call waiting for approval `approval_id`, as a run's pending tool.
+  static PendingTool approval_wait(std::string call_id, std::string approval_id) {
+    PendingTool pending = dispatch_record(std::move(call_id), "write_file", "n1");
+    pending.wait = PendingTool::Wait{.kind = WaitKind::kApproval, .id = std::move(approval_id)};
+    return pending;
+  }
+
   RunRepository runs_{clock_};
 };
 
@@ -68,11 +75,12 @@ class RunRepositoryTest : public testing::StoreTest {
 
 TEST_F(RunRepositoryTest, CreateStoresEveryFieldAndAssignsRevisionAndTimestamps) {
   RunRecord r = run("r1");
-  r.turn_kind = "user";
+  r.turn_kind = TurnKind::kUser;
   r.state = RunState::kStreamingModel;
   r.snapshot_id = "snap-1";
   r.step_cursor = 3;
-  r.pending_tool = json{{"tool_call_id", "c1"}};
+  r.pending_tool = dispatch_record("c1", "write_file", "n1");
+  r.pending_tool->recovery_attempts = 1;
   r.revision = 42;            // assigned by the repository
   r.next_admission_seq = 99;  // assigned by the repository
   r.stop_reason = "x";
@@ -91,11 +99,11 @@ TEST_F(RunRepositoryTest, CreateStoresEveryFieldAndAssignsRevisionAndTimestamps)
   RunRecord got = must(runs_.get(*tx, "r1"));
   EXPECT_EQ(got.thread_id, "t1");
   EXPECT_EQ(got.turn_id, "turn-r1");
-  EXPECT_EQ(got.turn_kind, "user");
+  EXPECT_EQ(got.turn_kind, TurnKind::kUser);
   EXPECT_EQ(got.state, RunState::kStreamingModel);
   EXPECT_EQ(got.snapshot_id, "snap-1");
   EXPECT_EQ(got.step_cursor, 3);
-  EXPECT_EQ(got.pending_tool, (json{{"tool_call_id", "c1"}}));
+  EXPECT_EQ(got.pending_tool, r.pending_tool);
   EXPECT_EQ(got.revision, 1);
   EXPECT_EQ(got.stop_reason, "x");
   EXPECT_EQ(got.provider_stop_reason, "tool_use");
@@ -204,7 +212,7 @@ TEST_F(RunRepositoryTest, TransitionBumpsRevisionAndAppliesTheUpdate) {
   EXPECT_EQ(checkpoint.revision, 3);
   RunRecord waiting =
       must(runs_.transition(*tx, "r1", 3, RunState::kWaitingApproval,
-                            {.pending_tool = json{{"tool_call_id", "c1"}}, .failure_streak = 1}));
+                            {.pending_tool = approval_wait("c1", "a1"), .failure_streak = 1}));
   EXPECT_EQ(waiting.revision, 4);
   must(tx->commit());
 
@@ -216,7 +224,7 @@ TEST_F(RunRepositoryTest, TransitionBumpsRevisionAndAppliesTheUpdate) {
   EXPECT_EQ(got.provider_stop_reason, "tool_use");
   EXPECT_EQ(got.step_cursor, 1);
   EXPECT_EQ(got.usage, (json{{"input_tokens", 7}}));
-  EXPECT_EQ(got.pending_tool, (json{{"tool_call_id", "c1"}}));
+  EXPECT_EQ(got.pending_tool, approval_wait("c1", "a1"));
   EXPECT_EQ(got.failure_streak, 1);
 }
 
@@ -224,10 +232,11 @@ TEST_F(RunRepositoryTest, PendingToolIsClearedOnRequestAndCannotBeSetAndClearedA
   create_committed(run("r1", "t1", RunState::kStreamingModel));
   auto tx = begin();
   must(runs_.transition(*tx, "r1", std::nullopt, RunState::kWaitingApproval,
-                        {.pending_tool = json{{"id", "c1"}}}));
-  EXPECT_EQ(code_of(runs_.transition(*tx, "r1", std::nullopt, RunState::kExecutingTool,
-                                     {.pending_tool = json{{"id", "c2"}}, .clear_pending_tool = true})),
-            codes::kInvalidArgument);
+                        {.pending_tool = approval_wait("c1", "a1")}));
+  EXPECT_EQ(
+      code_of(runs_.transition(*tx, "r1", std::nullopt, RunState::kExecutingTool,
+                               {.pending_tool = approval_wait("c2", "a2"), .clear_pending_tool = true})),
+      codes::kInvalidArgument);
   RunRecord executing =
       must(runs_.transition(*tx, "r1", std::nullopt, RunState::kExecutingTool, {.clear_pending_tool = true}));
   EXPECT_FALSE(executing.pending_tool);
@@ -356,6 +365,40 @@ TEST_F(RunRepositoryTest, DamagedJsonColumnIsADecodeFailure) {
   EXPECT_EQ(code_of(runs_.get(*tx, "r1")), codes::kStoreDecode);
 }
 
+// Stored text no keel value names (a damaged row, or one a newer keel wrote) is a coded error, never a crash.
+TEST_F(RunRepositoryTest, AStoredTurnKindOrPendingToolNoKeelWritesIsADecodeFailure) {
+  create_committed(run("r1"));
+  auto tx = begin();
+  must(tx->execute("UPDATE runs SET turn_kind = 'chore' WHERE id = 'r1'"));
+  EXPECT_EQ(code_of(runs_.get(*tx, "r1")), codes::kStoreDecode);
+  must(tx->execute("UPDATE runs SET turn_kind = 'user' WHERE id = 'r1'"));
+  for (const char* damaged :
+       {"[1]", R"({"toolCallId":"c1"})", R"({"toolCallId":"c1","name":"x","nodeId":"n","approvalId":7})"}) {
+    must(tx->execute("UPDATE runs SET pending_tool = ? WHERE id = 'r1'", {damaged}));
+    EXPECT_EQ(code_of(runs_.get(*tx, "r1")), codes::kStoreDecode) << damaged;
+    EXPECT_EQ(code_of(runs_.list_by_thread(*tx, "t1")), codes::kStoreDecode) << damaged;
+  }
+}
+
+// The pending tool column holds exactly the JSON earlier versions wrote, and reads it back.
+TEST_F(RunRepositoryTest, PendingToolColumnKeepsItsStoredShape) {
+  create_committed(run("r1", "t1", RunState::kStreamingModel));
+  auto tx = begin();
+  must(runs_.transition(*tx, "r1", std::nullopt, RunState::kWaitingApproval,
+                        {.pending_tool = approval_wait("c1", "a1")}));
+  auto row = must(tx->query_one("SELECT pending_tool FROM runs WHERE id = 'r1'"));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->text(0), R"({"approvalId":"a1","name":"write_file","nodeId":"n1","toolCallId":"c1"})");
+  const std::string earlier =
+      R"({"heldNotices":["tools are off"],"interactionId":"i1","name":"ask_user","nodeId":"n2","toolCallId":"c2"})";
+  must(tx->execute("UPDATE runs SET pending_tool = ? WHERE id = 'r1'", {earlier}));
+  RunRecord read = must(runs_.get(*tx, "r1"));
+  ASSERT_TRUE(read.pending_tool && read.pending_tool->waits_for(WaitKind::kInteraction));
+  EXPECT_EQ(read.pending_tool->wait->held_notices, (std::vector<std::string>{"tools are off"}));
+  must(runs_.transition_from(*tx, read, RunState::kWaitingApproval));  // written back as read
+  EXPECT_EQ(must(tx->query_one("SELECT pending_tool FROM runs WHERE id = 'r1'"))->text(0), earlier);
+}
+
 TEST_F(RunRepositoryTest, UnstoppedRunsIncludeRowsInAStateNoKeelStateNamesAndCanBeMarkedDamaged) {
   create_committed(run("r1", "t1", RunState::kStreamingModel));
   create_committed(run("r2", "t1", RunState::kStreamingModel));
@@ -462,7 +505,7 @@ TEST_F(RunRepositoryTest, RetriedAdmissionReturnsTheFirstAndADifferentOneConflic
 
 TEST_F(RunRepositoryTest, TerminalAndNonUserRunsAcceptNoSteers) {
   RunRecord title = run("title", "t1", RunState::kStreamingModel);
-  title.turn_kind = "title";
+  title.turn_kind = TurnKind::kTitle;
   create_committed(title);
   create_committed(run("done", "t2", RunState::kStreamingModel));
   auto tx = begin();

@@ -378,7 +378,10 @@ class Driver {
     for (const RunRecord& run : runs) {
       text += " run " + run.id + " " + std::string(to_string(run.state));
       if (run.error) text += " (" + *run.error + ")";
-      if (run.pending_tool) text += " pending " + run.pending_tool->dump();
+      if (run.pending_tool) {
+        auto stored = encode_pending_tool(*run.pending_tool);
+        text += " pending " + (stored ? stored->dump() : stored.error().to_string());
+      }
       text += ";";
     }
     return text;
@@ -412,8 +415,8 @@ class Driver {
       bool resting = queued == 0;
       for (const RunRecord& run : runs) {
         if (run.state == RunState::kWaitingApproval && run.pending_tool &&
-            run.pending_tool->contains("approvalId")) {
-          const std::string approval = (*run.pending_tool)["approvalId"].get<std::string>();
+            run.pending_tool->waits_for(WaitKind::kApproval)) {
+          const std::string approval = run.pending_tool->wait->id;
           if (!request("approve-" + approval, "approval.response",
                        {{"threadId", *thread}, {"approvalId", approval}, {"decision", "accept"}})) {
             return kExitNoAnswer;
