@@ -51,6 +51,18 @@ std::optional<AssistantMessageBody> bound_reply(AssembledResponse& response) {
 
 }  // namespace
 
+ModelStream ModelStep::model_stream(ProviderRequest request,
+                                    std::function<Result<void>(const ProviderEvent&)> collect,
+                                    std::function<void(bool input_queued)> before_wait) const {
+  return ModelStream{.provider = turn_.engine.deps().provider,
+                     .request = std::move(request),
+                     .strand = turn_.actor->strand,
+                     .io_lifetime = turn_.engine.io_lifetime(),
+                     .cancel = turn_.cancel,
+                     .collect = std::move(collect),
+                     .before_wait = std::move(before_wait)};
+}
+
 Result<ProviderRequest> ModelStep::build_request() {
   const ModelSettings& model = turn_.model;
   ProviderRequest request;
@@ -130,21 +142,18 @@ asio::awaitable<std::optional<AssembledResponse>> ModelStep::stream_reply(Provid
   auto assembler = std::make_shared<ResponseAssembler>();
   turn_.engine.crash_point("model.request.before");
   Turn* turn = &turn_;  // the runner owns it and outlives the stream
-  ModelStream stream{.provider = turn_.engine.deps().provider,
-                     .request = std::move(request),
-                     .strand = turn_.actor->strand,
-                     .io_lifetime = turn_.engine.io_lifetime(),
-                     .cancel = turn_.cancel,
-                     .collect = [turn, assembler, assistant_id](const ProviderEvent& event) -> Result<void> {
-                       KEEL_TRY(assembler->add(event));
-                       if (auto* text = std::get_if<provider_event::TextDelta>(&event)) {
-                         turn->publish(events::text_delta(assistant_id, text->text));
-                       } else if (auto* reasoning = std::get_if<provider_event::ReasoningDelta>(&event)) {
-                         turn->publish(events::reasoning_delta(assistant_id, reasoning->text));
-                       }
-                       return {};
-                     },
-                     .before_wait = [turn](bool input_queued) { turn->flush_before_waiting(input_queued); }};
+  ModelStream stream = model_stream(
+      std::move(request),
+      [turn, assembler, assistant_id](const ProviderEvent& event) -> Result<void> {
+        KEEL_TRY(assembler->add(event));
+        if (auto* text = std::get_if<provider_event::TextDelta>(&event)) {
+          turn->publish(events::text_delta(assistant_id, text->text));
+        } else if (auto* reasoning = std::get_if<provider_event::ReasoningDelta>(&event)) {
+          turn->publish(events::reasoning_delta(assistant_id, reasoning->text));
+        }
+        return {};
+      },
+      [turn](bool input_queued) { turn->flush_before_waiting(input_queued); });
   // A named argument: g++ 12 destroys a braced temporary passed to a coroutine twice.
   StreamOutcome streamed = co_await stream_model(std::move(stream));
   if (streamed.interrupted) {
@@ -225,17 +234,11 @@ asio::awaitable<bool> ModelStep::compact(int64_t tokens_before) {
   ProviderRequest request = summary_request(messages.first(*kept_from), turn_.model.model,
                                             settings.summary_max_tokens, transcript_bytes, transcript);
   auto summary = std::make_shared<std::string>();
-  ModelStream stream{.provider = turn_.engine.deps().provider,
-                     .request = std::move(request),
-                     .strand = turn_.actor->strand,
-                     .io_lifetime = turn_.engine.io_lifetime(),
-                     .cancel = turn_.cancel,
-                     .collect = [summary](const ProviderEvent& event) -> Result<void> {
-                       if (auto* text = std::get_if<provider_event::TextDelta>(&event))
-                         *summary += text->text;
-                       return {};
-                     },
-                     .before_wait = nullptr};
+  ModelStream stream =
+      model_stream(std::move(request), [summary](const ProviderEvent& event) -> Result<void> {
+        if (auto* text = std::get_if<provider_event::TextDelta>(&event)) *summary += text->text;
+        return {};
+      });
   // A named argument: g++ 12 destroys a braced temporary passed to a coroutine twice.
   StreamOutcome streamed = co_await stream_model(std::move(stream));
   if (streamed.interrupted) {

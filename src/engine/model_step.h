@@ -8,9 +8,11 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 
+#include "engine/model_stream.h"
 #include "engine/response_assembler.h"
 #include "engine/turn.h"
 #include "engine/turn_ending.h"
@@ -32,6 +34,10 @@ class ModelStep {
 
  private:
   Result<ProviderRequest> build_request();
+  // A request of this turn streamed on its strand, cancelled by its interrupt: the reply and the
+  // compaction summary differ only in what they collect and whether events wait for a batch.
+  ModelStream model_stream(ProviderRequest request, std::function<Result<void>(const ProviderEvent&)> collect,
+                           std::function<void(bool input_queued)> before_wait = nullptr) const;
   // Spec §1, the context window (engine/context_window.h): summarizes the oldest messages and commits a
   // compaction node the next request starts from. False when the turn ended instead (failed: no room could
   // be made or the summary failed; interrupted).

@@ -1,18 +1,15 @@
 #include "engine/thread_actor.h"
 
-#include <stdexcept>
+#include <utility>
+
+#include "util/assert.h"
+
+// Each check below is an invariant of the engine, not a condition input can reach: the engine calls these
+// only in the state that allows them (admission rules, engine/thread_admission.h, decide which op may start,
+// interrupt or continue a turn; the runner holds and finishes its own turn), on this actor's strand. A broken
+// one is a bug, so it stops the process (util/assert.h).
 
 namespace keel {
-
-namespace {
-
-// A broken invariant of the actor is a bug in the engine, answered at the op boundary (EngineCore::Impl::
-// guarded) or by the turn's completion handler; never an expected failure.
-void require(bool holds, const char* what) {
-  if (!holds) throw std::logic_error(std::string("ThreadActor: ") + what);
-}
-
-}  // namespace
 
 ThreadActivity ThreadActor::activity() const {
   ThreadActivity activity;
@@ -32,7 +29,7 @@ void ThreadActor::open_gate(const RunRecord& run) {
 }
 
 CancellationToken ThreadActor::begin_turn(const RunRecord& run) {
-  require(!active_, "begin_turn on a thread that has a turn");
+  if (active_) KEEL_BUG("ThreadActor: begin_turn on a thread that has a turn");
   active_.emplace();
   active_->turn_id = run.turn_id;
   active_->run_id = run.id;
@@ -46,13 +43,13 @@ void ThreadActor::cancel_turn(const std::string& why) {
 }
 
 void ThreadActor::interrupt(const std::string& why) {
-  require(active_.has_value(), "interrupt without a turn");
+  if (!active_) KEEL_BUG("ThreadActor: interrupt without a turn");
   (void)gate_.interrupt();
   active_->cancel.cancel(why);
 }
 
 void ThreadActor::defer_interrupt(Op op) {
-  require(active_.has_value(), "an interrupt deferred without a turn");
+  if (!active_) KEEL_BUG("ThreadActor: an interrupt deferred without a turn");
   active_->interrupts.push_back(std::move(op));
 }
 
@@ -62,13 +59,13 @@ std::vector<Op> ThreadActor::take_interrupts() {
 }
 
 void ThreadActor::hold(HeldWait wait) {
-  require(active_.has_value(), "hold without a turn");
-  require(!active_->held.has_value(), "hold while a wait already holds the thread");
+  if (!active_) KEEL_BUG("ThreadActor: hold without a turn");
+  if (active_->held) KEEL_BUG("ThreadActor: hold while a wait already holds the thread");
   active_->held = std::move(wait);
 }
 
 void ThreadActor::set_wait_timer(std::unique_ptr<ScheduledTask> timer) {
-  require(held() != nullptr, "a wait timer without a held wait");
+  if (held() == nullptr) KEEL_BUG("ThreadActor: a wait timer without a held wait");
   active_->held->timer = std::move(timer);
 }
 
@@ -80,7 +77,7 @@ std::optional<HeldWait> ThreadActor::release() {
 }
 
 void ThreadActor::finish() {
-  require(held() == nullptr, "finish while a wait holds the thread");
+  if (held() != nullptr) KEEL_BUG("ThreadActor: finish while a wait holds the thread");
   gate_.close();
   active_.reset();
 }

@@ -8,6 +8,8 @@
 //   - the admission gate follows the turn: begin_turn() opens it for the turn's run, finish() closes it,
 //     interrupt() closes it to steers for good in the same step that cancels the turn;
 //   - a stranded thread stays stranded until the process ends (its run is left to recovery).
+// A call its guarantees forbid (a second turn, a hold without a turn, finishing a held turn) is a bug in the
+// engine: it stops the process naming the site (KEEL_BUG, util/assert.h).
 //
 // Thread-safety: every method is called on `strand` only, except gate(), whose AdmissionGate is
 // thread-safe (steer admissions use it from the admissions thread), and the const identity members.
