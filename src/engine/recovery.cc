@@ -159,12 +159,8 @@ void EngineCore::Impl::restore_running(const std::shared_ptr<ThreadActor>& actor
       });
       if (!paused) return;  // the run keeps its state; the next start classifies it again
       publish_event(run.thread_id, events::run_updated(*paused));
-      publish("run.uncertain", run.thread_id,
-              {{"runId", paused->id},
-               {"turnId", paused->turn_id},
-               {"toolCallId", pending.value("toolCallId", "")},
-               {"name", pending.value("name", "")},
-               {"offers", {"retry", "mark_done", "fail"}}});
+      publish_event(run.thread_id, events::run_uncertain(*paused, pending.value("toolCallId", ""),
+                                                         pending.value("name", "")));
       return;
     }
     if (recovery == ToolRecovery::kInspectFirst) {
@@ -246,7 +242,8 @@ void EngineCore::Impl::continue_recovered(const std::shared_ptr<ThreadActor>& ac
   spawn_turn_runner(*this, actor, run, std::move(cancel), /*continuing=*/true, std::move(generation));
 }
 
-void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                         Result<protocol::RunResolveUncertainParams> params) {
   const std::string& thread_id = actor->thread_id;
   if (actor->turn()) {
     return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is running on this thread"));
@@ -256,14 +253,11 @@ void EngineCore::Impl::resolve_uncertain(const std::shared_ptr<ThreadActor>& act
   std::optional<RunRecord> resolved;
   auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
     resolved.reset();
-    const std::string resolution = op.params.value("resolution", "");
-    if (resolution != "retry" && resolution != "mark_done" && resolution != "fail") {
-      return fail(codes::kInvalidArgument, "'resolution' must be retry, mark_done or fail");
-    }
+    if (!params) return std::unexpected(params.error());
+    const std::string resolution(protocol::to_string(params->resolution));
     RunRecord run;
-    if (op.params.contains("runId")) {
-      if (!op.params["runId"].is_string()) return fail(codes::kInvalidArgument, "'runId' must be a string");
-      run = KEEL_TRY(runs_.get(tx, op.params["runId"].get<std::string>()));
+    if (params->run_id) {
+      run = KEEL_TRY(runs_.get(tx, *params->run_id));
       if (run.thread_id != thread_id) {
         return fail(codes::kRunNotFound, "run " + run.id + " is not a run of thread " + thread_id);
       }
