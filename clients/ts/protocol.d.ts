@@ -818,6 +818,18 @@ export interface EventThreadUpdated {
   threadId: string;
   title?: string;
   revision?: number;
+  /**
+   * thread.fork: the thread it was forked from
+   */
+  parentThreadId?: string;
+  /**
+   * thread.fork: the node the fork starts after
+   */
+  forkNodeId?: string;
+  /**
+   * thread.selectBranch: the branch's leaf
+   */
+  leafNodeId?: string;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
@@ -849,6 +861,21 @@ export interface EventApprovalRequest {
   tool: {
     name: string;
   };
+  /**
+   * the call's arguments
+   */
+  arguments: {
+    [k: string]: unknown;
+  };
+  /**
+   * the resolved target: origin, tabId, frameId, serverId, path as the tool has them
+   */
+  target?: {};
+  /**
+   * why the gatekeeper asks
+   */
+  reason?: string;
+  ruleVersion?: number;
   offers: string[];
   resent?: boolean;
   /**
@@ -890,6 +917,10 @@ export interface EventApprovalResolved {
   approvalId: string;
   runId: string;
   decision: string;
+  /**
+   * the approval_decision node that records the decision
+   */
+  nodeId?: string;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
@@ -897,7 +928,18 @@ export interface EventApprovalResolved {
  */
 export interface EventInteractionRequest {
   interactionId: string;
+  threadId: string;
+  runId: string;
+  turnId: string;
   kind: "ask_user" | "timer";
+  toolCallId: string;
+  toolName?: string;
+  /**
+   * the tool's prompt
+   */
+  request: {
+    [k: string]: unknown;
+  };
   dueAtMs?: number;
   resent?: boolean;
 }

@@ -24,18 +24,6 @@ namespace keel {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-namespace {
-
-// The thread an op addresses, when it addresses one.
-std::string thread_of(const Op& op) {
-  if (op.params.is_object() && op.params.contains("threadId") && op.params["threadId"].is_string()) {
-    return op.params["threadId"].get<std::string>();
-  }
-  return "";
-}
-
-}  // namespace
-
 int64_t raised_budget(std::optional<int64_t> budget, int64_t extra) {
   // A stored budget is not trusted to be in range (a store written before the bound, or by hand).
   const int64_t base = std::clamp<int64_t>(budget.value_or(0), 0, kMaxBudgetTokens);
@@ -209,21 +197,12 @@ std::shared_ptr<ThreadActor> EngineCore::Impl::actor_for(const std::string& thre
 }
 
 void EngineCore::Impl::ack(const Op& op, const std::string& thread_id, json result, bool replayed) {
-  publish("command.ack", thread_id,
-          {{"clientId", op.client_id},
-           {"submissionId", op.submission_id},
-           {"method", op.method},
-           {"result", std::move(result)},
-           {"replayed", replayed}});
+  publish_event(thread_id, events::command_ack(op, std::move(result), replayed));
 }
 
 void EngineCore::Impl::reject(const Op& op, const std::string& thread_id, const Error& error) {
   check_store();  // a command refused because the store is poisoned stops the engine too
-  publish("command.rejected", thread_id,
-          {{"clientId", op.client_id},
-           {"submissionId", op.submission_id},
-           {"method", op.method},
-           {"error", error_json(error)}});
+  publish_event(thread_id, events::command_rejected(op, error));
 }
 
 template <typename Handler>
@@ -247,24 +226,24 @@ void EngineCore::Impl::guarded(const Op& op, const std::string& thread_id, Handl
 }
 
 void EngineCore::Impl::submit(Op op) {
-  guarded(op, thread_of(op), [&] { dispatch(std::move(op)); });
+  guarded(op, protocol::addressed_thread(op.params), [&] { dispatch(std::move(op)); });
 }
 
 void EngineCore::Impl::dispatch(Op op) {
   if (!op.params.is_object()) op.params = json::object();
-  // A null parameter is an absent one (protocol.md), for every transport: handlers read optional
-  // parameters with defaults, and the receipt's fingerprint then does not tell `{"x": null}` from `{}`.
+  // A null parameter is an absent one (protocol.md), for every transport: the params decoders
+  // (protocol/op_params.h) read no null, and the receipt's fingerprint does not tell `{"x": null}` from `{}`.
   for (auto it = op.params.begin(); it != op.params.end();) {
     it = it->is_null() ? op.params.erase(it) : std::next(it);
   }
-  const std::string thread_id = thread_of(op);
+  const std::string thread_id = protocol::addressed_thread(op.params);
   // The op table says where an op runs (protocol/ops.h). An op that names no thread, or no op at all, is
   // answered engine-wide (refused there unless it is one of the engine's own).
   const protocol::OpSpec* spec = protocol::find_op(op.method);
   const protocol::OpRoute route = spec != nullptr ? spec->route : protocol::OpRoute::kThread;
   if (thread_id.empty() || route == protocol::OpRoute::kEngine || route == protocol::OpRoute::kSession) {
     asio::post(control_, [this, op = std::move(op)]() mutable {
-      guarded(op, thread_of(op), [&] { handle_engine_op(std::move(op)); });
+      guarded(op, protocol::addressed_thread(op.params), [&] { handle_engine_op(std::move(op)); });
     });
     return;
   }
@@ -272,7 +251,11 @@ void EngineCore::Impl::dispatch(Op op) {
   if (route == protocol::OpRoute::kSteerGate) {
     // Not through the strand: the steer's admission is decided at the actor's gate, so it never waits
     // for the turn's own writes (spec §3: a steer never blocks on the running turn, nor the turn on it).
-    return steer_turn(actor, op);
+    // turn.steer is the one op on this route.
+    if (auto params = params_or_reject<protocol::OpKind::kTurnSteer>(op, thread_id)) {
+      steer_turn(actor, op, std::move(*params));
+    }
+    return;
   }
   asio::post(actor->strand, [this, actor, op = std::move(op)]() mutable {
     guarded(op, actor->thread_id, [&] { handle_on_actor(actor, std::move(op)); });
@@ -285,43 +268,54 @@ void EngineCore::Impl::handle_engine_op(Op op) {
     reject(op, "", Error(codes::kInvalidCommand, "'" + op.method + "' needs a threadId, or is not a method"));
   };
   if (spec == nullptr) return needs_thread();
+  using enum protocol::OpKind;
   switch (spec->kind) {
-    case protocol::OpKind::kInitialize:
-      ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", recovery_.unfinished_runs()}});
-      // A client connecting (after a restart, say) is shown what is asked of it.
-      if (op.params.value("subscribe", true)) waits_.resend_waits();
+    case kInitialize:
+      if (auto params = params_or_reject<kInitialize>(op, "")) {
+        ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", recovery_.unfinished_runs()}});
+        // A client connecting (after a restart, say) is shown what is asked of it.
+        if (params->subscribe) waits_.resend_waits();
+      }
       return;
-    case protocol::OpKind::kThreadCreate:
+    case kThreadCreate:
       return run_store_command(nullptr, op);
-    case protocol::OpKind::kThreadList:
-      return list_threads(op);
-    case protocol::OpKind::kThreadRead:
-      return read_thread(op);
-    case protocol::OpKind::kQueueList:
-      return list_queue(op);
-    case protocol::OpKind::kPolicyRead:
-    case protocol::OpKind::kPolicySetMode:
-    case protocol::OpKind::kPolicyAddRule:
-    case protocol::OpKind::kPolicyRemoveRule:
-    case protocol::OpKind::kPolicySetHostPermissions:
-      return policy_ops_.handle("", op);
-    case protocol::OpKind::kThreadDelete:
-    case protocol::OpKind::kThreadFork:
-    case protocol::OpKind::kThreadSelectBranch:
-    case protocol::OpKind::kTurnSubmit:
-    case protocol::OpKind::kTurnInterrupt:
-    case protocol::OpKind::kTurnSteer:
-    case protocol::OpKind::kTurnInput:
-    case protocol::OpKind::kTurnEnqueue:
-    case protocol::OpKind::kQueueStart:
-    case protocol::OpKind::kQueueUpdate:
-    case protocol::OpKind::kQueueRemove:
-    case protocol::OpKind::kRunResume:
-    case protocol::OpKind::kRunResolveUncertain:
-    case protocol::OpKind::kApprovalResponse:
-    case protocol::OpKind::kInteractionResponse:
-    case protocol::OpKind::kSessionSubscribe:  // the transport's own, never the engine's
-    case protocol::OpKind::kSessionUnsubscribe:
+    case kThreadList:
+      if (params_or_reject<kThreadList>(op, "")) list_threads(op);
+      return;
+    case kThreadRead:
+      if (auto params = params_or_reject<kThreadRead>(op, "")) read_thread(op, *params);
+      return;
+    case kQueueList:
+      if (auto params = params_or_reject<kQueueList>(op, "")) list_queue(op, *params);
+      return;
+    case kPolicyRead:
+      if (params_or_reject<kPolicyRead>(op, "")) policy_ops_.read("", op);
+      return;
+    case kPolicySetMode:
+    case kPolicyAddRule:
+    case kPolicyRemoveRule:
+    case kPolicySetHostPermissions:
+      if (auto params = accepted(op, "", protocol::PolicyChangeParams::decode(op.params))) {
+        policy_ops_.change("", op, *params);
+      }
+      return;
+    case kThreadDelete:
+    case kThreadFork:
+    case kThreadSelectBranch:
+    case kTurnSubmit:
+    case kTurnInterrupt:
+    case kTurnSteer:
+    case kTurnInput:
+    case kTurnEnqueue:
+    case kQueueStart:
+    case kQueueUpdate:
+    case kQueueRemove:
+    case kRunResume:
+    case kRunResolveUncertain:
+    case kApprovalResponse:
+    case kInteractionResponse:
+    case kSessionSubscribe:  // the transport's own, never the engine's
+    case kSessionUnsubscribe:
       return needs_thread();
   }
   needs_thread();
@@ -359,50 +353,73 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
            Error(codes::kInvalidCommand, "'" + method + "' is not a method keel knows"));
   };
   if (spec == nullptr) return unknown();
+  const std::string& thread_id = actor->thread_id;
+  using enum protocol::OpKind;
   switch (spec->kind) {
-    case protocol::OpKind::kPolicyRead:
-    case protocol::OpKind::kPolicySetMode:
-    case protocol::OpKind::kPolicyAddRule:
-    case protocol::OpKind::kPolicyRemoveRule:
-    case protocol::OpKind::kPolicySetHostPermissions:
-      return policy_ops_.handle(actor->thread_id, op);
-    case protocol::OpKind::kApprovalResponse:
-      return waits_.respond_approval(actor, op);
-    case protocol::OpKind::kInteractionResponse:
-      return waits_.respond_interaction(actor, op);
-    case protocol::OpKind::kTurnSubmit:
-      return submit_turn(actor, op);
-    case protocol::OpKind::kTurnInput:
-      return route_input(actor, op);
-    case protocol::OpKind::kTurnEnqueue:
-      return enqueue_input(actor, op);
-    case protocol::OpKind::kQueueStart:
-      return start_queued(actor, op);
-    case protocol::OpKind::kTurnInterrupt:
-      return interrupt(actor, op);
-    case protocol::OpKind::kRunResume:
-      return resume_run(actor, op);
-    case protocol::OpKind::kRunResolveUncertain:
-      return recovery_.resolve_uncertain(actor, op);
-    case protocol::OpKind::kQueueUpdate:
+    case kPolicyRead:
+      if (params_or_reject<kPolicyRead>(op, thread_id)) policy_ops_.read(thread_id, op);
+      return;
+    case kPolicySetMode:
+    case kPolicyAddRule:
+    case kPolicyRemoveRule:
+    case kPolicySetHostPermissions:
+      if (auto params = accepted(op, thread_id, protocol::PolicyChangeParams::decode(op.params))) {
+        policy_ops_.change(thread_id, op, *params);
+      }
+      return;
+    // These three decode inside their command transaction: malformed params are a refusal recorded with the
+    // submission's receipt.
+    case kApprovalResponse:
+      return waits_.respond_approval(actor, op, protocol::decode<kApprovalResponse>(op.params));
+    case kInteractionResponse:
+      return waits_.respond_interaction(actor, op, protocol::decode<kInteractionResponse>(op.params));
+    case kRunResolveUncertain:
+      return recovery_.resolve_uncertain(actor, op, protocol::decode<kRunResolveUncertain>(op.params));
+    case kTurnSubmit:
+      if (auto params = params_or_reject<kTurnSubmit>(op, thread_id))
+        submit_turn(actor, op, std::move(*params));
+      return;
+    case kTurnInput:
+      if (auto params = params_or_reject<kTurnInput>(op, thread_id))
+        route_input(actor, op, std::move(*params));
+      return;
+    case kQueueStart:
+      if (params_or_reject<kQueueStart>(op, thread_id)) start_queued(actor, op);
+      return;
+    case kTurnInterrupt:
+      if (auto params = params_or_reject<kTurnInterrupt>(op, thread_id)) interrupt(actor, op, *params);
+      return;
+    case kRunResume:
+      if (auto params = params_or_reject<kRunResume>(op, thread_id)) resume_run(actor, op, *params);
+      return;
+    case kTurnEnqueue:
+    case kQueueUpdate: {
+      // A malformed command is refused by run_store_command, which records the refusal with its receipt.
+      auto command = protocol::decode_store_command(spec->kind, op.params);
+      if (!command) return run_store_command(actor, op);
+      if (const auto* enqueue = std::get_if<protocol::TurnEnqueueParams>(&*command)) {
+        return enqueue_input(actor, op, enqueue->input);
+      }
       // A queued input becomes a turn's input later: it must be one now.
-      if (auto content = turn_admission_.input(op.params.value("input", json())); !content) {
-        return reject(op, actor->thread_id, content.error());
+      if (auto content = turn_admission_.input(std::get<protocol::QueueUpdateParams>(*command).input);
+          !content) {
+        return reject(op, thread_id, content.error());
       }
       return run_store_command(actor, op);
-    case protocol::OpKind::kThreadDelete:  // thread_accepts refused them under a running turn
-    case protocol::OpKind::kThreadSelectBranch:
-    case protocol::OpKind::kThreadFork:
-    case protocol::OpKind::kQueueRemove:
+    }
+    case kThreadDelete:  // thread_accepts refused them under a running turn
+    case kThreadSelectBranch:
+    case kThreadFork:
+    case kQueueRemove:
       return run_store_command(actor, op);
-    case protocol::OpKind::kInitialize:  // engine-wide or the transport's: dispatch never sends them here
-    case protocol::OpKind::kThreadCreate:
-    case protocol::OpKind::kThreadList:
-    case protocol::OpKind::kThreadRead:
-    case protocol::OpKind::kQueueList:
-    case protocol::OpKind::kTurnSteer:
-    case protocol::OpKind::kSessionSubscribe:
-    case protocol::OpKind::kSessionUnsubscribe:
+    case kInitialize:  // engine-wide or the transport's: dispatch never sends them here
+    case kThreadCreate:
+    case kThreadList:
+    case kThreadRead:
+    case kQueueList:
+    case kTurnSteer:
+    case kSessionSubscribe:
+    case kSessionUnsubscribe:
       return unknown();
   }
   unknown();
@@ -421,11 +438,9 @@ void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& act
   if (result->replayed) return;
   if (kind == protocol::OpKind::kQueueUpdate || kind == protocol::OpKind::kQueueRemove) {
     publish_queue(thread_id);
-  } else if (kind == protocol::OpKind::kThreadFork) {
-    publish("thread.updated", thread_id, outcome.result);
   } else {
     if (kind == protocol::OpKind::kThreadSelectBranch && actor) actor->context().invalidate();
-    publish("thread.updated", thread_id, outcome.result);
+    publish_event(thread_id, events::thread_changed(outcome.result));
   }
 }
 
@@ -435,12 +450,11 @@ void EngineCore::Impl::publish_queue(const std::string& thread_id) {
   auto items = queue_.list(**tx, thread_id);
   auto thread = threads_.get(**tx, thread_id);
   if (!items || !thread) return;
-  publish("queue.updated", thread_id,
-          {{"threadId", thread_id}, {"items", queue_items_json(*items)}, {"revision", thread->revision}});
+  publish_event(thread_id, events::queue_updated(*thread, *items));
 }
 
-void EngineCore::Impl::list_queue(const Op& op) {
-  const std::string thread_id = thread_of(op);
+void EngineCore::Impl::list_queue(const Op& op, const protocol::QueueListParams& params) {
+  const std::string& thread_id = params.thread_id;
   // Taken before the snapshot: every event up to it reports something the snapshot already holds.
   const uint64_t last_seq = bus_.last_seq(thread_id);
   auto tx = store().begin(TxMode::kRead);
@@ -451,7 +465,7 @@ void EngineCore::Impl::list_queue(const Op& op) {
   if (!items) return reject(op, thread_id, items.error());
   ack(op, thread_id,
       {{"threadId", thread_id},
-       {"items", queue_items_json(*items)},
+       {"items", events::queue_items_payload(*items)},
        {"revision", thread->revision},
        {"lastSeq", last_seq}});
 }
@@ -464,8 +478,8 @@ void EngineCore::Impl::list_threads(const Op& op) {
   ack(op, "", std::move(*list));
 }
 
-void EngineCore::Impl::read_thread(const Op& op) {
-  const std::string thread_id = thread_of(op);
+void EngineCore::Impl::read_thread(const Op& op, const protocol::ThreadReadParams& params) {
+  const std::string& thread_id = params.thread_id;
   // Taken before the snapshot: every event up to it reports something the snapshot already holds, so a
   // client applies only the events after it (docs/protocol.md, Reconnecting).
   const uint64_t last_seq = bus_.last_seq(thread_id);
@@ -477,9 +491,10 @@ void EngineCore::Impl::read_thread(const Op& op) {
   ack(op, thread_id, std::move(*view));
 }
 
-void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void EngineCore::Impl::interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                 const protocol::TurnInterruptParams& params) {
   // Always allowed (spec §3): with nothing running it is acknowledged as a no-op.
-  const std::string turn_id = op.params.value("turnId", "");
+  const std::string turn_id = params.turn_id.value_or("");
   if (!actor->turn() || (!turn_id.empty() && turn_id != actor->turn()->turn_id)) {
     return ack(op, actor->thread_id, {{"interrupted", false}});
   }
@@ -537,7 +552,7 @@ void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,
 }
 
 void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
-                                   json result_extra) {
+                                   protocol::TurnSubmitParams params, json result_extra) {
   const std::string& thread_id = actor->thread_id;
   if (actor->turn()) {
     return reject(op, thread_id,
@@ -545,12 +560,10 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
                         "a turn is already running on this thread; steer it, enqueue the input, "
                         "or interrupt it first"));
   }
-  auto content = turn_admission_.input(op.params.value("input", json()));
+  auto content = turn_admission_.input(params.input);
   if (!content) return reject(op, thread_id, content.error());
-  auto asked_budget = budget_param(op.params, "budgetTokens");
-  if (!asked_budget) return reject(op, thread_id, asked_budget.error());
   const std::optional<int64_t> budget =
-      asked_budget->has_value() ? *asked_budget : options_.default_budget_tokens;
+      params.budget_tokens.has_value() ? params.budget_tokens : options_.default_budget_tokens;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
 
@@ -570,15 +583,14 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   announce_turn(actor, *admitted);
 }
 
-void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void EngineCore::Impl::resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                  const protocol::RunResumeParams& params) {
   const std::string& thread_id = actor->thread_id;
   if (actor->turn()) {
     return reject(op, thread_id, Error(codes::kTurnBusy, "a turn is already running on this thread"));
   }
-  const std::string run_id = op.params.value("runId", "");
-  auto extra_param = budget_param(op.params, "additionalBudgetTokens");
-  if (!extra_param) return reject(op, thread_id, extra_param.error());
-  const std::optional<int64_t> extra = *extra_param;
+  const std::string run_id = params.run_id.value_or("");
+  const std::optional<int64_t> extra = params.additional_budget_tokens;
   auto resumed = write([&](Transaction& tx) -> Result<RunRecord> {
     RunRecord run = KEEL_TRY(run_id.empty() ? [&]() -> Result<RunRecord> {
       auto latest = KEEL_TRY(runs_.latest_for_thread(tx, thread_id));

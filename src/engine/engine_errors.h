@@ -1,8 +1,6 @@
 // engine/engine_errors.h — error codes of the engine layer (stable, part of the protocol).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include "keel/error.h"
 #include "keel/error_codes.h"
 
@@ -51,12 +49,3 @@ inline constexpr char kInteractionThreadMismatch[] = "interaction.thread_mismatc
 inline constexpr char kInteractionExpired[] = "interaction.expired";  // its run no longer waits for it
 
 }  // namespace keel::codes
-
-namespace keel {
-
-// How an Error travels in an event or a rejection: {code, message}.
-inline nlohmann::json error_json(const Error& error) {
-  return {{"code", error.code()}, {"message", error.message()}};
-}
-
-}  // namespace keel

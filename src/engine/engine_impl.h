@@ -29,6 +29,7 @@
 #include "engine/turn_admission.h"
 #include "engine/waits.h"
 #include "keel/cancellation.h"
+#include "protocol/op_params.h"
 #include "store/commands.h"
 #include "store/interaction_repository.h"
 #include "store/queue_repository.h"
@@ -69,8 +70,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   }
 
   // ---- used by the turn runner (on the thread's strand) ----
-  void publish(std::string type, const std::string& thread_id, nlohmann::json payload) override {
-    bus_.publish(std::move(type), thread_id, std::move(payload));
+  void publish_event(const std::string& thread_id, events::Event event) override {
+    bus_.publish(std::move(event.type), thread_id, std::move(event.payload));
   }
   // Events reporting one commit, published together (one wake-up per subscriber).
   void publish_all(const std::string& thread_id, std::vector<EventBus::Draft> drafts) {
@@ -130,19 +131,33 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   // Answers a duplicate submission from its receipt (true), before any check of the thread's state.
   bool replay_receipt(const std::string& thread_id, const Op& op);
   void handle_engine_op(Op op);
+  // An op's decoded params (protocol/op_params.h), or nullopt when it was refused for malformed ones.
+  template <typename Params>
+  std::optional<Params> accepted(const Op& op, const std::string& thread_id, Result<Params> params) {
+    if (!params) {
+      reject(op, thread_id, params.error());
+      return std::nullopt;
+    }
+    return std::move(*params);
+  }
+  template <protocol::OpKind K>
+  std::optional<protocol::ParamsOf<K>> params_or_reject(const Op& op, const std::string& thread_id) {
+    return accepted(op, thread_id, protocol::decode<K>(op.params));
+  }
   void ack(const Op& op, const std::string& thread_id, nlohmann::json result, bool replayed = false) override;
   void reject(const Op& op, const std::string& thread_id, const Error& error) override;
   void run_store_command(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   // After the admission committed: its events, then the turn's runner.
   void announce_turn(const std::shared_ptr<ThreadActor>& actor, const AdmittedTurn& admitted);
   // `result_extra` is merged into the recorded ACK result (turn.input adds its action).
-  void submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+  void submit_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op, protocol::TurnSubmitParams params,
                    nlohmann::json result_extra = nlohmann::json::object());
 
   // ---- steering and the queue (engine/steering.cc) ----
-  void steer_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  void route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  void enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+  void steer_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op, protocol::TurnSteerParams params);
+  void route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op, protocol::TurnInputParams params);
+  // `input`: the turn's input to queue, checked here.
+  void enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op, const nlohmann::json& input,
                      nlohmann::json result_extra = nlohmann::json::object());
   void start_queued(const std::shared_ptr<ThreadActor>& actor, const Op& op);
   // After a turn that ended normally: starts the thread's next queued input, if any.
@@ -150,10 +165,12 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   // Whether an idle thread's queue runs by itself: its last run completed normally, or it has none. After
   // an interrupt, a budget pause, a failure or an uncertain pause the queue holds.
   bool queue_runs_on(const std::string& thread_id);
-  void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void resume_run(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                  const protocol::RunResumeParams& params);
   // turn.interrupt: closes the turn's gate to steers and cancels it at once; the answer waits for the
   // runner's terminal commit (answer_interrupts).
-  void interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  void interrupt(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                 const protocol::TurnInterruptParams& params);
   // Answers the actor's waiting interrupts once its turn's runner has ended in `final_state`: ACKed when
   // that state is terminal (committed), refused when the store kept the run's last state.
   void answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
@@ -165,9 +182,9 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
 
   // Recovery (engine/recovery.h) runs once per engine.
   std::once_flag recovered_;
-  void read_thread(const Op& op);
+  void read_thread(const Op& op, const protocol::ThreadReadParams& params);
   // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
-  void list_queue(const Op& op);
+  void list_queue(const Op& op, const protocol::QueueListParams& params);
   void list_threads(const Op& op);
   void start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
                     std::string first_input_text);

@@ -20,11 +20,8 @@ class EngineReplies {
   virtual void ack(const Op& op, const std::string& thread_id, nlohmann::json result,
                    bool replayed = false) = 0;
   virtual void reject(const Op& op, const std::string& thread_id, const Error& error) = 0;
-  virtual void publish(std::string type, const std::string& thread_id, nlohmann::json payload) = 0;
   // An event built by protocol/events.h, the one owner of its payload's shape.
-  void publish_event(const std::string& thread_id, events::Event event) {
-    publish(std::move(event.type), thread_id, std::move(event.payload));
-  }
+  virtual void publish_event(const std::string& thread_id, events::Event event) = 0;
 
  protected:
   ~EngineReplies() = default;

@@ -14,6 +14,7 @@
 #include "keel/protocol.h"
 #include "keel/store.h"
 #include "policy/gatekeeper.h"
+#include "protocol/op_params.h"
 
 namespace keel {
 
@@ -27,8 +28,11 @@ struct PolicyOpsContext {
 class PolicyOps {
  public:
   explicit PolicyOps(PolicyOpsContext context) : c_(context) {}
-  // Answers `op` (a policy.* method); `thread_id` is "" for the engine-wide ones.
-  void handle(const std::string& thread_id, const Op& op);
+  // Answers policy.read `op`; `thread_id` is "" for an engine-wide one.
+  void read(const std::string& thread_id, const Op& op);
+  // Answers `op`, one of policy.setMode, addRule, removeRule, setHostPermissions, whose change `params`
+  // carries; `thread_id` as read()'s.
+  void change(const std::string& thread_id, const Op& op, const protocol::PolicyChangeParams& params);
 
  private:
   PolicyOpsContext c_;

@@ -135,12 +135,8 @@ void Recovery::restore_running(const std::shared_ptr<ThreadActor>& actor, const 
       });
       if (!paused) return;  // the run keeps its state; the next start classifies it again
       c_.replies.publish_event(run.thread_id, events::run_updated(*paused));
-      c_.replies.publish("run.uncertain", run.thread_id,
-                         {{"runId", paused->id},
-                          {"turnId", paused->turn_id},
-                          {"toolCallId", pending->tool_call_id},
-                          {"name", pending->name},
-                          {"offers", {"retry", "mark_done", "fail"}}});
+      c_.replies.publish_event(run.thread_id,
+                               events::run_uncertain(*paused, pending->tool_call_id, pending->name));
       return;
     }
     if (recovery == ToolRecovery::kInspectFirst) {
@@ -218,7 +214,8 @@ void Recovery::continue_recovered(const std::shared_ptr<ThreadActor>& actor, con
   c_.launcher.continue_turn(actor, run, std::move(cancel), std::move(generation));
 }
 
-void Recovery::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void Recovery::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                 Result<protocol::RunResolveUncertainParams> params) {
   const std::string& thread_id = actor->thread_id;
   if (actor->turn()) {
     return c_.replies.reject(op, thread_id, Error(codes::kTurnBusy, "a turn is running on this thread"));
@@ -228,14 +225,11 @@ void Recovery::resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, cons
   std::optional<RunRecord> resolved;
   auto outcome = run_command(c_.writer.store(), c_.clock, *context, [&](Transaction& tx) -> Result<json> {
     resolved.reset();
-    const std::string resolution = op.params.value("resolution", "");
-    if (resolution != "retry" && resolution != "mark_done" && resolution != "fail") {
-      return fail(codes::kInvalidArgument, "'resolution' must be retry, mark_done or fail");
-    }
+    if (!params) return std::unexpected(params.error());
+    const std::string resolution(protocol::to_string(params->resolution));
     RunRecord run;
-    if (op.params.contains("runId")) {
-      if (!op.params["runId"].is_string()) return fail(codes::kInvalidArgument, "'runId' must be a string");
-      run = KEEL_TRY(c_.runs.get(tx, op.params["runId"].get<std::string>()));
+    if (params->run_id) {
+      run = KEEL_TRY(c_.runs.get(tx, *params->run_id));
       if (run.thread_id != thread_id) {
         return fail(codes::kRunNotFound, "run " + run.id + " is not a run of thread " + thread_id);
       }

@@ -43,6 +43,7 @@
 #include "keel/ids.h"
 #include "keel/protocol.h"
 #include "keel/tool_registry.h"
+#include "protocol/op_params.h"
 #include "store/interaction_repository.h"
 #include "store/queue_repository.h"
 #include "store/run_repository.h"
@@ -94,7 +95,9 @@ class Recovery {
   // run.resolveUncertain {threadId, runId?, resolution: retry | mark_done | fail}: a command unit; after
   // its commit the run goes on. Refusals: turn.busy, invalid_argument, run.not_found, run.not_uncertain,
   // and the command context's and the store's errors.
-  void resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // Malformed `params` are refused inside the command (recorded with the receipt).
+  void resolve_uncertain(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                         Result<protocol::RunResolveUncertainParams> params);
   // Every run that has not finished, for initialize (a front end offers "continue"): its ids, state,
   // whether run.resume takes it, and the approvals or interactions it waits for. [] when the store cannot
   // be read.

@@ -9,31 +9,9 @@ namespace keel {
 
 using nlohmann::json;
 
-namespace {
-
-// attachments: [{nodeId} | {runId}], each ref naming exactly one.
-Result<json> parse_attachments(const json& params) {
-  if (!params.contains("attachments") || params["attachments"].is_null()) return json::array();
-  const json& refs = params["attachments"];
-  if (!refs.is_array())
-    return fail(codes::kInvalidArgument, "'attachments' must be an array of {nodeId} or {runId}");
-  for (const json& ref : refs) {
-    const bool node = ref.is_object() && ref.contains("nodeId") && ref["nodeId"].is_string();
-    const bool run = ref.is_object() && ref.contains("runId") && ref["runId"].is_string();
-    if (node == run || ref.size() != 1) {
-      return fail(codes::kInvalidArgument,
-                  "each attachment is {\"nodeId\": ...} or {\"runId\": ...}, got " + ref.dump());
-    }
-  }
-  return refs;
-}
-
-}  // namespace
-
-Result<SteerRequest> SteerAdmission::request(const Op& op, std::string expected_turn_id,
-                                             json result_extra) const {
-  std::vector<ContentBlock> content = KEEL_TRY(c_.turns.input(op.params.value("input", json())));
-  json attachments = KEEL_TRY(parse_attachments(op.params));
+Result<SteerRequest> SteerAdmission::request(const Op& op, std::string expected_turn_id, const json& input,
+                                             json attachments, json result_extra) const {
+  std::vector<ContentBlock> content = KEEL_TRY(c_.turns.input(input));
   CommandTransactionContext context =
       KEEL_TRY(make_command_context(op.client_id, op.submission_id, op.method, op.params));
   return SteerRequest{op,

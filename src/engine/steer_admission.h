@@ -57,9 +57,10 @@ class SteerAdmission {
  public:
   explicit SteerAdmission(SteerAdmissionContext context) : c_(context) {}
 
-  // The steer `op` asks for, aimed at `expected_turn_id`. Errors: input.invalid, input.image_unsupported,
-  // invalid_argument (attachments that are not [{nodeId} | {runId}]), and the command context's errors.
-  Result<SteerRequest> request(const Op& op, std::string expected_turn_id, nlohmann::json result_extra) const;
+  // The steer `op` asks for with `input` and `attachments` (its decoded params: protocol/op_params.h), aimed
+  // at `expected_turn_id`. Errors: input.invalid, input.image_unsupported, and the command context's errors.
+  Result<SteerRequest> request(const Op& op, std::string expected_turn_id, const nlohmann::json& input,
+                               nlohmann::json attachments, nlohmann::json result_extra) const;
 
   // Decides and commits the steer on the admissions thread, then answers it. Refusals: steer.turn_mismatch,
   // turn.ended, run.not_steerable, attachment.not_found, and store errors.

@@ -23,28 +23,24 @@ void merge_into(json& result, const json& extra) {
 
 }  // namespace
 
-void EngineCore::Impl::steer_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void EngineCore::Impl::steer_turn(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                  protocol::TurnSteerParams params) {
   const std::string& thread_id = actor->thread_id;
-  const json expected = op.params.value("expectedTurnId", json());
-  if (!expected.is_string() || expected.get_ref<const std::string&>().empty()) {
-    return reject(op, thread_id,
-                  Error(codes::kInvalidArgument, "'expectedTurnId' must name the turn to steer"));
-  }
-  auto request = steer_admission_.request(op, expected.get<std::string>(), json::object());
+  auto request = steer_admission_.request(op, std::move(params.expected_turn_id), params.input,
+                                          std::move(params.attachments), json::object());
   if (!request) return reject(op, thread_id, request.error());
   steer_admission_.begin(actor, std::move(*request));
 }
 
 void EngineCore::Impl::enqueue_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
-                                     json result_extra) {
+                                     const json& input, json result_extra) {
   const std::string& thread_id = actor->thread_id;
-  auto content = turn_admission_.input(op.params.value("input", json()));
+  auto content = turn_admission_.input(input);
   if (!content) return reject(op, thread_id, content.error());
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return reject(op, thread_id, context.error());
   auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
-    json result = KEEL_TRY(commands_.apply(
-        tx, KEEL_TRY(protocol::decode_store_command(protocol::OpKind::kTurnEnqueue, op.params))));
+    json result = KEEL_TRY(commands_.apply(tx, protocol::TurnEnqueueParams{thread_id, input}));
     merge_into(result, result_extra);
     return result;
   });
@@ -66,17 +62,21 @@ bool EngineCore::Impl::queue_runs_on(const std::string& thread_id) {
   return latest && (!*latest || (*latest)->state == RunState::kCompleted);
 }
 
-void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                   protocol::TurnInputParams params) {
   const std::string& thread_id = actor->thread_id;
   const ActiveTurn* turn = actor->turn();
-  if (!turn) return submit_turn(actor, op, {{"action", "started"}});
+  if (!turn) {
+    return submit_turn(actor, op, {std::move(params.input), params.budget_tokens}, {{"action", "started"}});
+  }
   const bool steerable = actor->gate().steerable();
   if (!steerable || turn->turn_kind != TurnKind::kUser) {
     const std::string reason = steerable ? "this turn cannot be steered; the input runs next"
                                          : "the turn is ending; the input runs next";
-    return enqueue_input(actor, op, {{"action", "enqueued"}, {"reason", reason}});
+    return enqueue_input(actor, op, params.input, {{"action", "enqueued"}, {"reason", reason}});
   }
-  auto request = steer_admission_.request(op, turn->turn_id, {{"action", "steered"}});
+  auto request = steer_admission_.request(op, turn->turn_id, params.input, std::move(params.attachments),
+                                          {{"action", "steered"}});
   if (!request) return reject(op, thread_id, request.error());
   steer_admission_.begin(actor, std::move(*request));
 }
@@ -118,8 +118,7 @@ void EngineCore::Impl::advance_queue(const std::shared_ptr<ThreadActor>& actor) 
   });
   if (!started) {
     // The queue stays as it was; the user can start it (queue.start) or change it.
-    publish("queue.updated", thread_id,
-            {{"threadId", thread_id}, {"held", true}, {"error", error_json(started.error())}});
+    publish_event(thread_id, events::queue_held(thread_id, started.error()));
     return;
   }
   if (!admitted) return;

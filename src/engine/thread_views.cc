@@ -35,17 +35,6 @@ json node_json(const NodeRecord& node) {
           {"createdAt", node.created_at}};
 }
 
-json queue_items_json(const std::vector<QueuedInput>& items) {
-  json list = json::array();
-  for (const QueuedInput& item : items) {
-    list.push_back({{"itemId", item.id},
-                    {"position", item.position},
-                    {"input", item.input},
-                    {"revision", item.revision}});
-  }
-  return list;
-}
-
 Result<json> list_threads_view(Transaction& tx, ThreadRepository& threads) {
   json list = json::array();
   for (const ThreadRecord& thread : KEEL_TRY(threads.list(tx))) list.push_back(thread_entry_json(thread));

@@ -1,7 +1,7 @@
-// engine/thread_views.h — the protocol's JSON shapes of threads, runs, nodes and queued inputs
-// (docs/protocol.md: thread.list, thread.read, queue.list, queue.updated), and the read-only queries that
-// build thread.list's and thread.read's results from a transaction. The engine answers those ops with them
-// and `keel threads list|show` prints them, so the CLI's shapes and the protocol's cannot drift.
+// engine/thread_views.h — the protocol's JSON shapes of threads, runs and nodes (docs/protocol.md:
+// thread.list, thread.read; queued inputs are protocol/events.h's queue_items_payload), and the read-only
+// queries that build thread.list's and thread.read's results from a transaction. The engine answers those ops
+// with them and `keel threads list|show` prints them, so the CLI's shapes and the protocol's cannot drift.
 //
 // Read-only: every function reads through the transaction it is given and writes nothing. Any thread.
 #pragma once
@@ -24,8 +24,6 @@ nlohmann::json thread_entry_json(const ThreadRecord& thread);
 nlohmann::json run_summary_json(const RunRecord& run);
 // A node of thread.read's path: id, kind, runId, body, createdAt.
 nlohmann::json node_json(const NodeRecord& node);
-// queue.list's and queue.updated's items: itemId, position, input, revision.
-nlohmann::json queue_items_json(const std::vector<QueuedInput>& items);
 
 // thread.list's result: {threads: [thread_entry_json...]}, live threads in the repository's order.
 Result<nlohmann::json> list_threads_view(Transaction& tx, ThreadRepository& threads);

@@ -45,7 +45,7 @@ TEST(ThreadViewsTest, ARunSummaryNamesItsStateAndStopReason) {
                                          {"usage", {{"inputTokens", 5}}}}));
 }
 
-TEST(ThreadViewsTest, ANodeAndQueueItemsHaveTheProtocolsKeys) {
+TEST(ThreadViewsTest, ANodeHasTheProtocolsKeys) {
   NodeRecord node;
   node.id = "n1";
   node.kind = NodeKind::kUserMessage;
@@ -56,13 +56,6 @@ TEST(ThreadViewsTest, ANodeAndQueueItemsHaveTheProtocolsKeys) {
                                    {"runId", nullptr},
                                    {"body", {{"content", json::array()}}},
                                    {"createdAt", 9}}));
-  QueuedInput item;
-  item.id = "q1";
-  item.position = 2;
-  item.input = "next";
-  item.revision = 1;
-  EXPECT_EQ(queue_items_json({item}),
-            (json::array({{{"itemId", "q1"}, {"position", 2}, {"input", "next"}, {"revision", 1}}})));
 }
 
 }  // namespace

@@ -56,8 +56,7 @@ class TitleTask {
     auto updated = engine_.write(
         [&](Transaction& tx) { return engine_.threads().set_title(tx, actor_->thread_id, text); });
     if (!updated) co_return;
-    events::Event titled = events::thread_titled(*updated);
-    engine_.publish(std::move(titled.type), actor_->thread_id, std::move(titled.payload));
+    engine_.publish_event(actor_->thread_id, events::thread_titled(*updated));
   }
 
  private:

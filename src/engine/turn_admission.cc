@@ -51,21 +51,6 @@ bool has_image(const std::vector<ContentBlock>& content) {
 
 }  // namespace
 
-Result<std::optional<int64_t>> budget_param(const json& params, const char* name) {
-  if (!params.contains(name)) return std::nullopt;
-  const json& value = params[name];
-  // An integer above INT64_MAX parses as unsigned: compare before converting.
-  const bool in_range = (value.is_number_unsigned() && value.get<uint64_t>() >= 1 &&
-                         value.get<uint64_t>() <= static_cast<uint64_t>(kMaxBudgetTokens)) ||
-                        (value.is_number_integer() && !value.is_number_unsigned() &&
-                         value.get<int64_t>() >= 1 && value.get<int64_t>() <= kMaxBudgetTokens);
-  if (!in_range) {
-    return fail(codes::kInvalidArgument, std::string("'") + name + "' must be an integer from 1 to " +
-                                             std::to_string(kMaxBudgetTokens));
-  }
-  return value.get<int64_t>();
-}
-
 Result<std::vector<ContentBlock>> TurnAdmission::input(const json& input) const {
   auto content = KEEL_TRY(parse_input(input));
   if (!c_.model.vision && has_image(content)) {

@@ -45,10 +45,6 @@ struct AdmittedTurn {
   std::string first_line;
 };
 
-// A budget parameter of an op: absent, or an integer from 1 to kMaxBudgetTokens (invalid_argument
-// otherwise).
-Result<std::optional<int64_t>> budget_param(const nlohmann::json& params, const char* name);
-
 class TurnAdmission {
  public:
   explicit TurnAdmission(TurnAdmissionContext context) : c_(context) {}

@@ -48,17 +48,5 @@ TEST_F(TurnAdmissionTest, AnImageIsRefusedForAModelWithoutVision) {
   EXPECT_EQ(admission(false).input(image).error().code(), codes::kImageUnsupported);
 }
 
-TEST_F(TurnAdmissionTest, ABudgetIsAbsentOrAnIntegerInRange) {
-  EXPECT_EQ(*budget_param(json::object(), "budgetTokens"), std::nullopt);
-  EXPECT_EQ(*budget_param(json{{"budgetTokens", 5}}, "budgetTokens"), 5);
-  EXPECT_EQ(*budget_param(json{{"budgetTokens", kMaxBudgetTokens}}, "budgetTokens"), kMaxBudgetTokens);
-  for (const json& bad : {json(0), json(-1), json(kMaxBudgetTokens + 1), json(1.5), json("5"),
-                          json(std::numeric_limits<uint64_t>::max())}) {
-    EXPECT_EQ(budget_param(json{{"budgetTokens", bad}}, "budgetTokens").error().code(),
-              codes::kInvalidArgument)
-        << bad.dump();
-  }
-}
-
 }  // namespace
 }  // namespace keel

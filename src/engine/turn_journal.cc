@@ -187,9 +187,9 @@ Result<Events> TurnJournal::open_wait(Wait& wait) {
   wait.interaction = std::move(written->interaction);
   Events out{events::run_updated(turn_.run)};
   if (approval) {
-    out.push_back({"approval.request", approval_event(*wait.approval, turn_.run)});
+    out.push_back(events::approval_request(*wait.approval, turn_.run));
   } else {
-    out.push_back({"interaction.request", interaction_event(*wait.interaction, turn_.run)});
+    out.push_back(events::interaction_request(*wait.interaction, turn_.run));
   }
   return out;
 }

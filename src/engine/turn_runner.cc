@@ -269,14 +269,12 @@ void spawn_turn_runner(EngineCore::Impl& engine, std::shared_ptr<ThreadActor> ac
                                  "turn " + last.turn_id + " could not record its end (" + error.to_string() +
                                      "); the thread takes no new "
                                      "work until keel restarts and recovers the run"));
-      events::Event updated = events::run_unpersisted(last, error);
-      engine.publish(std::move(updated.type), actor->thread_id, std::move(updated.payload));
-      events::Event complete = events::turn_complete({.turn_id = last.turn_id,
-                                                      .run_id = last.id,
-                                                      .stop_reason = "error",
-                                                      .error = error,
-                                                      .unpersisted = true});
-      engine.publish(std::move(complete.type), actor->thread_id, std::move(complete.payload));
+      engine.publish_event(actor->thread_id, events::run_unpersisted(last, error));
+      engine.publish_event(actor->thread_id, events::turn_complete({.turn_id = last.turn_id,
+                                                                    .run_id = last.id,
+                                                                    .stop_reason = "error",
+                                                                    .error = error,
+                                                                    .unpersisted = true}));
     }
     engine.turn_finished(actor, runner->last_run().state);
   });

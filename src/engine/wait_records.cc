@@ -117,26 +117,4 @@ ToolDescriptor approved_descriptor(const json& request) {
   return d;
 }
 
-json approval_event(const ApprovalRecord& approval, const RunRecord& run) {
-  json event = approval.request;
-  event["approvalId"] = approval.id;
-  event["threadId"] = run.thread_id;
-  event["runId"] = run.id;
-  event["turnId"] = run.turn_id;
-  return event;
-}
-
-json interaction_event(const InteractionRecord& interaction, const RunRecord& run) {
-  json event = {{"interactionId", interaction.id},
-                {"threadId", run.thread_id},
-                {"runId", run.id},
-                {"turnId", run.turn_id},
-                {"kind", to_string(interaction.kind)},
-                {"toolCallId", interaction.request.value("toolCallId", "")},
-                {"toolName", interaction.request.value("toolName", "")},
-                {"request", interaction.request.value("prompt", json::object())}};
-  if (interaction.due_at) event["dueAtMs"] = *interaction.due_at;
-  return event;
-}
-
 }  // namespace keel

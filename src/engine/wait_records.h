@@ -49,8 +49,4 @@ nlohmann::json preview_json(const CallPreview& preview);
 // server, digest), from a stored approval request; for a rule written by acceptForSite.
 ToolDescriptor approved_descriptor(const nlohmann::json& request);
 
-// The approval.request / interaction.request event payloads (also re-sent after a restart).
-nlohmann::json approval_event(const ApprovalRecord& approval, const RunRecord& run);
-nlohmann::json interaction_event(const InteractionRecord& interaction, const RunRecord& run);
-
 }  // namespace keel

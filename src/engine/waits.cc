@@ -5,7 +5,6 @@
 #include "engine/engine_errors.h"
 #include "engine/wait_records.h"
 #include "store/receipts.h"
-#include "util/canonical_json.h"
 
 namespace keel {
 
@@ -13,49 +12,6 @@ namespace asio = boost::asio;
 using nlohmann::json;
 
 namespace {
-
-constexpr size_t kMaxReasonBytes = 4000;
-
-Result<std::string> required_string(const json& params, const char* key) {
-  const auto it = params.find(key);
-  if (it == params.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return fail(codes::kInvalidArgument, std::string("'") + key + "' must be a non-empty string");
-  }
-  return it->get<std::string>();
-}
-
-// {decision, remember?, reason?} of an approval.response, validated.
-Result<ApprovalAnswer> approval_payload(const json& params) {
-  const std::string decision = KEEL_TRY(required_string(params, "decision"));
-  auto choice = parse_approval_choice(decision);
-  if (!choice) {
-    return fail(codes::kInvalidArgument,
-                "'decision' must be accept, acceptForSite or decline, not '" + decision + "'");
-  }
-  ApprovalAnswer payload;
-  payload.choice = *choice;
-  // acceptForSite's lifetime: how long the remembered decision holds (docs/policy.md).
-  if (const auto remember = params.find("remember"); remember != params.end() && !remember->is_null()) {
-    const bool known = remember->is_string() &&
-                       (*remember == "turn" || *remember == "session" || *remember == "untilRevoked");
-    if (!known || payload.choice != ApprovalChoice::kAcceptForSite) {
-      return fail(codes::kInvalidArgument,
-                  "'remember' goes with acceptForSite and is turn, session or untilRevoked");
-    }
-    payload.remember = remember->get<std::string>();
-  }
-  if (const auto reason = params.find("reason"); reason != params.end() && !reason->is_null()) {
-    if (!reason->is_string()) return fail(codes::kInvalidArgument, "'reason' must be a string");
-    const std::string& text = reason->get_ref<const std::string&>();
-    if (text.size() > kMaxReasonBytes) {
-      return fail(codes::kInvalidArgument,
-                  "'reason' is longer than " + std::to_string(kMaxReasonBytes) + " bytes");
-    }
-    KEEL_TRY(canonical_json(*reason));  // valid UTF-8
-    if (!text.empty()) payload.reason = text;
-  }
-  return payload;
-}
 
 bool offered(const ApprovalRecord& approval, const std::string& decision) {
   const json offers = approval.request.value("offers", json::array());
@@ -67,7 +23,8 @@ bool offered(const ApprovalRecord& approval, const std::string& decision) {
 
 }  // namespace
 
-void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                             Result<protocol::ApprovalResponseParams> params) {
   const std::string& thread_id = actor->thread_id;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return c_.replies.reject(op, thread_id, context.error());
@@ -75,13 +32,19 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
   std::optional<NodeRecord> audit;
   std::optional<RunRecord> run_after;
   std::string approval_id;
+  std::string decision;
   auto outcome = run_command(c_.writer.store(), c_.clock, *context, [&](Transaction& tx) -> Result<json> {
     rule.reset();
     audit.reset();
     run_after.reset();
-    approval_id = KEEL_TRY(required_string(op.params, "approvalId"));
-    const ApprovalAnswer payload = KEEL_TRY(approval_payload(op.params));
-    const std::string decision(to_string(payload.choice));
+    if (!params) return std::unexpected(params.error());
+    approval_id = params->approval_id;
+    // The decision as it is stored and compared (ApprovalResponseParams::decode checked its values).
+    ApprovalAnswer payload;
+    payload.choice = KEEL_TRY(parse_approval_choice(params->decision));
+    payload.remember = params->remember;
+    payload.reason = params->reason;
+    decision = std::string(to_string(payload.choice));
     ApprovalRecord approval = KEEL_TRY(c_.interactions.get_approval(tx, approval_id));
     RunRecord run = KEEL_TRY(c_.runs.get(tx, approval.run_id));
     if (run.thread_id != thread_id) {
@@ -148,11 +111,13 @@ void Waits::respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op
   actor->context().invalidate();
   c_.replies.publish_event(thread_id, events::item_complete(*audit, run_after->turn_id));
   c_.replies.publish_event(thread_id, events::run_updated(*run_after));
-  c_.replies.publish("approval.resolved", thread_id, outcome->outcome.result);
+  c_.replies.publish_event(thread_id,
+                           events::approval_resolved(approval_id, run_after->id, decision, audit->id));
   if (actor->holds(approval_id)) continue_held(actor);
 }
 
-void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op) {
+void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                Result<protocol::InteractionResponseParams> params) {
   const std::string& thread_id = actor->thread_id;
   auto context = make_command_context(op.client_id, op.submission_id, op.method, op.params);
   if (!context) return c_.replies.reject(op, thread_id, context.error());
@@ -160,11 +125,9 @@ void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const
   std::string interaction_id;
   auto outcome = run_command(c_.writer.store(), c_.clock, *context, [&](Transaction& tx) -> Result<json> {
     run_after.reset();
-    interaction_id = KEEL_TRY(required_string(op.params, "interactionId"));
-    const auto it = op.params.find("response");
-    if (it == op.params.end()) return fail(codes::kInvalidArgument, "'response' is missing");
-    const json& response = *it;
-    KEEL_TRY(canonical_json(response));  // valid UTF-8 throughout
+    if (!params) return std::unexpected(params.error());
+    interaction_id = params->interaction_id;
+    const json& response = params->response;
     InteractionRecord interaction = KEEL_TRY(c_.interactions.get_interaction(tx, interaction_id));
     RunRecord run = KEEL_TRY(c_.runs.get(tx, interaction.run_id));
     if (run.thread_id != thread_id) {
@@ -212,7 +175,7 @@ void Waits::respond_interaction(const std::shared_ptr<ThreadActor>& actor, const
   c_.replies.ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !run_after) return;
   c_.replies.publish_event(thread_id, events::run_updated(*run_after));
-  c_.replies.publish("interaction.resolved", thread_id, outcome->outcome.result);
+  c_.replies.publish_event(thread_id, events::interaction_resolved(interaction_id, run_after->id));
   if (actor->holds(interaction_id)) continue_held(actor);
 }
 
@@ -247,8 +210,8 @@ void Waits::fire_timer(const std::shared_ptr<ThreadActor>& actor, const std::str
     return;
   }
   c_.replies.publish_event(actor->thread_id, events::run_updated(*fired));
-  c_.replies.publish("interaction.resolved", actor->thread_id,
-                     {{"interactionId", interaction_id}, {"runId", fired->id}, {"fired", true}});
+  c_.replies.publish_event(actor->thread_id,
+                           events::interaction_resolved(interaction_id, fired->id, /*fired=*/true));
   continue_held(actor);
 }
 
@@ -306,16 +269,13 @@ void Waits::resend_waits() {
   for (const RunRecord& run : *runs) {
     if (auto approvals = c_.interactions.pending_approvals_for_run(**tx, run.id)) {
       for (const ApprovalRecord& approval : *approvals) {
-        json event = approval_event(approval, run);
-        event["resent"] = true;
-        c_.replies.publish("approval.request", run.thread_id, std::move(event));
+        c_.replies.publish_event(run.thread_id, events::approval_request(approval, run, /*resent=*/true));
       }
     }
     if (auto waiting = c_.interactions.waiting_for_run(**tx, run.id)) {
       for (const InteractionRecord& interaction : *waiting) {
-        json event = interaction_event(interaction, run);
-        event["resent"] = true;
-        c_.replies.publish("interaction.request", run.thread_id, std::move(event));
+        c_.replies.publish_event(run.thread_id,
+                                 events::interaction_request(interaction, run, /*resent=*/true));
       }
     }
   }

@@ -23,6 +23,7 @@
 #include "keel/scheduler.h"
 #include "keel/tool_registry.h"
 #include "policy/gatekeeper.h"
+#include "protocol/op_params.h"
 #include "store/interaction_repository.h"
 #include "store/run_repository.h"
 #include "store/thread_repository.h"
@@ -60,9 +61,12 @@ class Waits {
  public:
   explicit Waits(WaitsContext context) : c_(context) {}
 
-  // approval.response / interaction.response on the actor's thread.
-  void respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op);
-  void respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op);
+  // approval.response / interaction.response on the actor's thread, with the op's decoded params: malformed
+  // ones are refused inside the command, so the refusal is recorded with the submission's receipt.
+  void respond_approval(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                        Result<protocol::ApprovalResponseParams> params);
+  void respond_interaction(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                           Result<protocol::InteractionResponseParams> params);
   // Arms the timer of a waiting timer interaction of the actor's held wait; when it fires, the interaction
   // is answered and the run continues.
   void arm_timer(const std::shared_ptr<ThreadActor>& actor, const InteractionRecord& timer);

@@ -92,4 +92,90 @@ Event thread_titled(const ThreadRecord& thread) {
           {{"threadId", thread.id}, {"title", thread.title}, {"revision", thread.revision}}};
 }
 
+Event thread_changed(const json& command_result) { return {"thread.updated", command_result}; }
+
+json queue_items_payload(const std::vector<QueuedInput>& items) {
+  json list = json::array();
+  for (const QueuedInput& item : items) {
+    list.push_back({{"itemId", item.id},
+                    {"position", item.position},
+                    {"input", item.input},
+                    {"revision", item.revision}});
+  }
+  return list;
+}
+
+Event queue_updated(const ThreadRecord& thread, const std::vector<QueuedInput>& items) {
+  return {"queue.updated",
+          {{"threadId", thread.id}, {"items", queue_items_payload(items)}, {"revision", thread.revision}}};
+}
+
+Event queue_held(const std::string& thread_id, const Error& error) {
+  return {"queue.updated", {{"threadId", thread_id}, {"held", true}, {"error", error_payload(error)}}};
+}
+
+Event approval_request(const ApprovalRecord& approval, const RunRecord& run, bool resent) {
+  json payload = approval.request;
+  payload["approvalId"] = approval.id;
+  payload["threadId"] = run.thread_id;
+  payload["runId"] = run.id;
+  payload["turnId"] = run.turn_id;
+  if (resent) payload["resent"] = true;
+  return {"approval.request", std::move(payload)};
+}
+
+Event approval_resolved(const std::string& approval_id, const std::string& run_id,
+                        const std::string& decision, const std::string& node_id) {
+  return {"approval.resolved",
+          {{"approvalId", approval_id}, {"runId", run_id}, {"decision", decision}, {"nodeId", node_id}}};
+}
+
+Event interaction_request(const InteractionRecord& interaction, const RunRecord& run, bool resent) {
+  json payload = {{"interactionId", interaction.id},
+                  {"threadId", run.thread_id},
+                  {"runId", run.id},
+                  {"turnId", run.turn_id},
+                  {"kind", to_string(interaction.kind)},
+                  {"toolCallId", interaction.request.value("toolCallId", "")},
+                  {"toolName", interaction.request.value("toolName", "")},
+                  {"request", interaction.request.value("prompt", json::object())}};
+  if (interaction.due_at) payload["dueAtMs"] = *interaction.due_at;
+  if (resent) payload["resent"] = true;
+  return {"interaction.request", std::move(payload)};
+}
+
+Event interaction_resolved(const std::string& interaction_id, const std::string& run_id, bool fired) {
+  json payload = {{"interactionId", interaction_id}, {"runId", run_id}};
+  if (fired) payload["fired"] = true;
+  return {"interaction.resolved", std::move(payload)};
+}
+
+Event run_uncertain(const RunRecord& run, const std::string& tool_call_id, const std::string& name) {
+  return {"run.uncertain",
+          {{"runId", run.id},
+           {"turnId", run.turn_id},
+           {"toolCallId", tool_call_id},
+           {"name", name},
+           {"offers", {"retry", "mark_done", "fail"}}}};
+}
+
+Event policy_updated(const json& change) { return {"policy.updated", change}; }
+
+Event command_ack(const Op& op, json result, bool replayed) {
+  return {"command.ack",
+          {{"clientId", op.client_id},
+           {"submissionId", op.submission_id},
+           {"method", op.method},
+           {"result", std::move(result)},
+           {"replayed", replayed}}};
+}
+
+Event command_rejected(const Op& op, const Error& error) {
+  return {"command.rejected",
+          {{"clientId", op.client_id},
+           {"submissionId", op.submission_id},
+           {"method", op.method},
+           {"error", error_payload(error)}}};
+}
+
 }  // namespace keel::events

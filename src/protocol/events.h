@@ -6,16 +6,17 @@
 // typed values; what they return is published as it is (EventBus::Draft has the same two fields). The
 // JSON Schema in docs/protocol/ describes the same shapes; events_test.cc holds them to it.
 //
-// approval.request and interaction.request are built from their stored records by engine/wait_records.h
-// (the same payload is re-sent after a restart); command.ack / command.rejected by the engine's op
-// boundary.
+// command.ack and command.rejected, the answer to an op, are built here too; the JSON-RPC layer turns them
+// into a response (docs/protocol.md, *Responses*).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "keel/error.h"
+#include "keel/protocol.h"
 #include "keel/provider.h"
 #include "store/records.h"
 
@@ -81,5 +82,42 @@ Event token_usage(const RunRecord& run, const StepUsage& usage);
 
 // thread.updated {threadId, title, revision}: the thread's title changed.
 Event thread_titled(const ThreadRecord& thread);
+// thread.updated after a store command (thread.create, delete, fork, selectBranch): the command's ACK
+// result, {threadId, revision, ...} as store/commands.h lists it.
+Event thread_changed(const nlohmann::json& command_result);
+
+// queue.list's and queue.updated's items: [{itemId, position, input, revision}].
+nlohmann::json queue_items_payload(const std::vector<QueuedInput>& items);
+// queue.updated {threadId, items, revision}: the thread's queue as just committed.
+Event queue_updated(const ThreadRecord& thread, const std::vector<QueuedInput>& items);
+// queue.updated {threadId, held: true, error}: the next queued input could not be started; the queue
+// stays as it was.
+Event queue_held(const std::string& thread_id, const Error& error);
+
+// approval.request: the approval's stored request (engine/wait_records.h) with {approvalId, threadId, runId,
+// turnId}; `resent: true` when re-sent to a client that connected later (initialize).
+Event approval_request(const ApprovalRecord& approval, const RunRecord& run, bool resent = false);
+// approval.resolved {approvalId, runId, decision, nodeId}: the ACK result of the approval.response that
+// settled it; `node_id` is its approval_decision node.
+Event approval_resolved(const std::string& approval_id, const std::string& run_id,
+                        const std::string& decision, const std::string& node_id);
+// interaction.request {interactionId, threadId, runId, turnId, kind, toolCallId, toolName, request
+// [, dueAtMs][, resent: true]}: `request` is the tool's prompt.
+Event interaction_request(const InteractionRecord& interaction, const RunRecord& run, bool resent = false);
+// interaction.resolved {interactionId, runId[, fired: true]}: answered, or (fired) a timer fell due.
+Event interaction_resolved(const std::string& interaction_id, const std::string& run_id, bool fired = false);
+
+// run.uncertain {runId, turnId, toolCallId, name, offers: [retry, mark_done, fail]}: `run` paused because
+// the never-retry call `tool_call_id` was running when keel stopped, so its outcome is unknown.
+Event run_uncertain(const RunRecord& run, const std::string& tool_call_id, const std::string& name);
+
+// policy.updated: the change a policy.* op committed, as the gatekeeper returned it (keel/gatekeeper.h).
+Event policy_updated(const nlohmann::json& change);
+
+// command.ack {clientId, submissionId, method, result, replayed}: `op` was accepted (its decision is
+// persisted); `replayed`: answered from the submission's receipt.
+Event command_ack(const Op& op, nlohmann::json result, bool replayed);
+// command.rejected {clientId, submissionId, method, error}: `op` was refused.
+Event command_rejected(const Op& op, const Error& error);
 
 }  // namespace keel::events

@@ -1,5 +1,5 @@
 // The event builders against the protocol's JSON Schema: each payload carries every field the schema
-// requires and no field it does not describe.
+// requires, no field it does not describe, and is valid by the schema's validator.
 #include "protocol/events.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "transport/protocol_schema.h"
 
 namespace keel::events {
 namespace {
@@ -28,10 +30,21 @@ void expect_matches_schema(const Event& event) {
     EXPECT_TRUE(event.payload.contains(required.get<std::string>()))
         << event.type << " lacks " << required << ": " << event.payload.dump();
   }
-  const json properties = definition.at("properties");
-  for (const auto& [key, value] : event.payload.items()) {
-    EXPECT_TRUE(properties.contains(key)) << event.type << " has " << key << ", not in the schema";
+  // A definition without properties (policy.updated: the gatekeeper's own change) leaves the keys open.
+  if (definition.contains("properties")) {
+    const json& properties = definition["properties"];
+    for (const auto& [key, value] : event.payload.items()) {
+      EXPECT_TRUE(properties.contains(key)) << event.type << " has " << key << ", not in the schema";
+    }
   }
+  auto schema = testing::ProtocolSchema::load();
+  ASSERT_TRUE(schema) << schema.error().to_string();
+  auto valid = schema->check(event.payload, "event." + event.type);
+  EXPECT_TRUE(valid) << event.type << ": " << valid.error().to_string() << " in " << event.payload.dump();
+  // The whole event, as a subscriber receives it.
+  const json message = AgentEvent{event.type, "thread-1", 1, event.payload}.to_json();
+  auto whole = schema->check(message, "event");
+  EXPECT_TRUE(whole) << event.type << ": " << whole.error().to_string();
 }
 
 RunRecord sample_run() {
@@ -73,7 +86,7 @@ TEST(EventsTest, TurnCompleteHasOnlyTheFieldsItsEndSets) {
                                     .stop_reason = "error",
                                     .provider_stop_reason = "length",
                                     .may_be_incomplete = true,
-                                    .error = Error("provider.failed", "down"),
+                                    .error = Error("provider.error", "down"),
                                     .unpersisted = true,
                                     .usage = used,
                                     .budget_tokens = 100});
@@ -81,7 +94,7 @@ TEST(EventsTest, TurnCompleteHasOnlyTheFieldsItsEndSets) {
   EXPECT_EQ(full.payload["mayBeIncomplete"], true);
   EXPECT_EQ(full.payload["usage"]["totalTokens"], 15);
   EXPECT_EQ(full.payload["budgetTokens"], 100);
-  EXPECT_EQ(full.payload["error"]["code"], "provider.failed");
+  EXPECT_EQ(full.payload["error"]["code"], "provider.error");
   expect_matches_schema(full);
 }
 
@@ -129,6 +142,157 @@ TEST(EventsTest, TurnStartAndThreadTitleMatchTheSchema) {
   const Event titled = thread_titled(thread);
   EXPECT_EQ(titled.payload, (json{{"threadId", "thread-1"}, {"title", "Plans"}, {"revision", 3}}));
   expect_matches_schema(titled);
+}
+
+TEST(EventsTest, QueueUpdatedListsTheItemsOrSaysTheQueueIsHeld) {
+  ThreadRecord thread;
+  thread.id = "thread-1";
+  thread.revision = 4;
+  QueuedInput item;
+  item.id = "q1";
+  item.position = 2;
+  item.input = "next";
+  item.revision = 1;
+  EXPECT_EQ(queue_items_payload({item}),
+            (json::array({{{"itemId", "q1"}, {"position", 2}, {"input", "next"}, {"revision", 1}}})));
+  const Event updated = queue_updated(thread, {item});
+  EXPECT_EQ(updated.type, "queue.updated");
+  EXPECT_EQ(updated.payload,
+            (json{{"threadId", "thread-1"}, {"items", queue_items_payload({item})}, {"revision", 4}}));
+  expect_matches_schema(updated);
+  const Event held = queue_held("thread-1", Error("store.busy", "locked"));
+  EXPECT_EQ(held.payload, (json{{"threadId", "thread-1"},
+                                {"held", true},
+                                {"error", {{"code", "store.busy"}, {"message", "locked"}}}}));
+  expect_matches_schema(held);
+}
+
+TEST(EventsTest, ThreadChangedCarriesTheStoreCommandsResult) {
+  const json forked = {
+      {"threadId", "thread-2"}, {"parentThreadId", "thread-1"}, {"forkNodeId", "node-1"}, {"revision", 1}};
+  const Event event = thread_changed(forked);
+  EXPECT_EQ(event.type, "thread.updated");
+  EXPECT_EQ(event.payload, forked);
+  expect_matches_schema(event);
+  expect_matches_schema(
+      thread_changed({{"threadId", "thread-1"}, {"leafNodeId", "node-3"}, {"revision", 5}}));
+}
+
+ApprovalRecord sample_approval() {
+  ApprovalRecord approval;
+  approval.id = "approval-1";
+  approval.run_id = "run-1";
+  approval.tool_call_id = "call-1";
+  approval.request = {{"toolCallId", "call-1"},
+                      {"callNodeId", "node-1"},
+                      {"tool", {{"name", "write_file"}, {"effects", "write"}}},
+                      {"arguments", {{"path", "a.txt"}}},
+                      {"target", {{"path", "/w/a.txt"}}},
+                      {"reason", "writes ask"},
+                      {"ruleVersion", 3},
+                      {"offers", {"accept", "decline"}}};
+  return approval;
+}
+
+TEST(EventsTest, ApprovalRequestIsTheStoredRequestWithItsRun) {
+  const Event event = approval_request(sample_approval(), sample_run());
+  EXPECT_EQ(event.type, "approval.request");
+  json expected = sample_approval().request;
+  expected["approvalId"] = "approval-1";
+  expected["threadId"] = "thread-1";
+  expected["runId"] = "run-1";
+  expected["turnId"] = "turn-1";
+  EXPECT_EQ(event.payload, expected);
+  expect_matches_schema(event);
+  const Event resent = approval_request(sample_approval(), sample_run(), /*resent=*/true);
+  EXPECT_EQ(resent.payload["resent"], true);
+  expect_matches_schema(resent);
+}
+
+TEST(EventsTest, ApprovalResolvedIsTheResponsesAckResult) {
+  const Event event = approval_resolved("approval-1", "run-1", "accept", "node-9");
+  EXPECT_EQ(event.type, "approval.resolved");
+  EXPECT_EQ(
+      event.payload,
+      (json{{"approvalId", "approval-1"}, {"runId", "run-1"}, {"decision", "accept"}, {"nodeId", "node-9"}}));
+  expect_matches_schema(event);
+}
+
+TEST(EventsTest, InteractionRequestCarriesThePromptAndADueTimeOnlyForATimer) {
+  InteractionRecord question;
+  question.id = "interaction-1";
+  question.run_id = "run-1";
+  question.kind = InteractionKind::kAskUser;
+  question.request = {
+      {"toolCallId", "call-1"}, {"toolName", "ask_user"}, {"prompt", {{"question", "Which?"}}}};
+  const Event asked = interaction_request(question, sample_run());
+  EXPECT_EQ(asked.type, "interaction.request");
+  EXPECT_EQ(asked.payload, (json{{"interactionId", "interaction-1"},
+                                 {"threadId", "thread-1"},
+                                 {"runId", "run-1"},
+                                 {"turnId", "turn-1"},
+                                 {"kind", "ask_user"},
+                                 {"toolCallId", "call-1"},
+                                 {"toolName", "ask_user"},
+                                 {"request", {{"question", "Which?"}}}}));
+  expect_matches_schema(asked);
+  InteractionRecord timer = question;
+  timer.kind = InteractionKind::kTimer;
+  timer.due_at = 5000;
+  const Event due = interaction_request(timer, sample_run(), /*resent=*/true);
+  EXPECT_EQ(due.payload["dueAtMs"], 5000);
+  EXPECT_EQ(due.payload["resent"], true);
+  expect_matches_schema(due);
+}
+
+TEST(EventsTest, InteractionResolvedSaysWhenATimerFired) {
+  const Event answered = interaction_resolved("interaction-1", "run-1");
+  EXPECT_EQ(answered.payload, (json{{"interactionId", "interaction-1"}, {"runId", "run-1"}}));
+  expect_matches_schema(answered);
+  const Event fired = interaction_resolved("interaction-1", "run-1", /*fired=*/true);
+  EXPECT_EQ(fired.payload["fired"], true);
+  expect_matches_schema(fired);
+}
+
+TEST(EventsTest, RunUncertainOffersTheThreeResolutions) {
+  const Event event = run_uncertain(sample_run(), "call-1", "write_file");
+  EXPECT_EQ(event.type, "run.uncertain");
+  EXPECT_EQ(event.payload, (json{{"runId", "run-1"},
+                                 {"turnId", "turn-1"},
+                                 {"toolCallId", "call-1"},
+                                 {"name", "write_file"},
+                                 {"offers", {"retry", "mark_done", "fail"}}}));
+  expect_matches_schema(event);
+}
+
+TEST(EventsTest, PolicyUpdatedIsTheCommittedChange) {
+  const json change = {
+      {"kind", "thread_mode"}, {"threadId", "thread-1"}, {"mode", "read_only"}, {"version", 2}};
+  const Event event = policy_updated(change);
+  EXPECT_EQ(event.type, "policy.updated");
+  EXPECT_EQ(event.payload, change);
+  expect_matches_schema(event);
+}
+
+TEST(EventsTest, CommandAnswersNameTheOpAndCarryItsResultOrError) {
+  const Op op{"thread.create", "client-1", "sub-1", json::object()};
+  const Event ack = command_ack(op, {{"threadId", "thread-1"}}, /*replayed=*/true);
+  EXPECT_EQ(ack.type, "command.ack");
+  EXPECT_EQ(ack.payload, (json{{"clientId", "client-1"},
+                               {"submissionId", "sub-1"},
+                               {"method", "thread.create"},
+                               {"result", {{"threadId", "thread-1"}}},
+                               {"replayed", true}}));
+  const Event rejected = command_rejected(op, Error("thread.not_found", "no thread"));
+  EXPECT_EQ(rejected.type, "command.rejected");
+  EXPECT_EQ(rejected.payload, (json{{"clientId", "client-1"},
+                                    {"submissionId", "sub-1"},
+                                    {"method", "thread.create"},
+                                    {"error", {{"code", "thread.not_found"}, {"message", "no thread"}}}}));
+  // The error travels to a JSON-RPC client as the schema's keelError.
+  auto schema = testing::ProtocolSchema::load();
+  ASSERT_TRUE(schema);
+  EXPECT_TRUE(schema->check(rejected.payload["error"], "keelError"));
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 // waits durably for an approval or an answer (spec §3), and where the engine runs it. The engine's routing
 // (src/engine/engine_core.cc), the JSON-RPC layer (src/transport/rpc_params.cc, json_rpc.cc) and the
 // schema test (docs/protocol/ against this table) all read this table, so adding an op is one row, one
-// OpKind, one `case` the compiler asks for in the engine, and the schema entry.
+// OpKind, its params struct with its decoder and ParamsOf entry (op_params.h, or store_params.h for a store
+// command), one `case` the compiler asks for in each of the engine's two routing switches, its handler,
+// and the schema entry (then clients/ts is regenerated).
 //
 // The table is constant data: thread-safe, no initialisation order.
 #pragma once

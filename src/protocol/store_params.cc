@@ -1,35 +1,13 @@
 #include "protocol/store_params.h"
 
 #include "keel/error_codes.h"
+#include "protocol/param_fields.h"
 #include "util/overloaded.h"
 
 namespace keel::protocol {
 namespace {
 
 using nlohmann::json;
-
-Result<std::string> required_string(const json& params, const char* key) {
-  auto it = params.find(key);
-  if (it == params.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return fail(codes::kInvalidArgument, std::string("'") + key + "' must be a non-empty string");
-  }
-  return it->get<std::string>();
-}
-
-Result<std::optional<std::string>> optional_string(const json& params, const char* key) {
-  auto it = params.find(key);
-  if (it == params.end() || it->is_null()) return std::optional<std::string>();
-  if (!it->is_string()) return fail(codes::kInvalidArgument, std::string("'") + key + "' must be a string");
-  return std::optional<std::string>(it->get<std::string>());
-}
-
-Result<std::optional<int64_t>> optional_integer(const json& params, const char* key) {
-  auto it = params.find(key);
-  if (it == params.end() || it->is_null()) return std::optional<int64_t>();
-  if (!it->is_number_integer())
-    return fail(codes::kInvalidArgument, std::string("'") + key + "' must be an integer");
-  return std::optional<int64_t>(it->get<int64_t>());
-}
 
 Result<json> required_input(const json& params) {
   auto it = params.find("input");
