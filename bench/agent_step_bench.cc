@@ -53,8 +53,12 @@ void BM_ToolStep(benchmark::State& state) {
   testing::ScriptedProvider provider;
   provider.set_recording(false);  // the engine's cost, not the test double's copies
   ToolRegistry tools;
-  (void)tools.register_tool(
-      std::make_shared<NoopTool>(state.range(1) == 0 ? ToolEffects::kRead : ToolEffects::kWrite));
+  if (auto registered = tools.register_tool(
+          std::make_shared<NoopTool>(state.range(1) == 0 ? ToolEffects::kRead : ToolEffects::kWrite));
+      !registered) {
+    state.SkipWithError(registered.error().to_string().c_str());
+    return;
+  }
   AllowAllGatekeeper gate;
   EngineCore engine({store->get(), &provider, nullptr, &tools, &gate, &clock, &ids}, EngineOptions{});
   std::mutex mu;

@@ -119,7 +119,10 @@ void BM_InterruptReachesWhatRuns(benchmark::State& state) {
   CancelClock cancelled;
   EndlessProvider provider(cancelled, tool);
   ToolRegistry tools;
-  (void)tools.register_tool(std::make_shared<HangTool>(cancelled));
+  if (auto registered = tools.register_tool(std::make_shared<HangTool>(cancelled)); !registered) {
+    state.SkipWithError(registered.error().to_string().c_str());
+    return;
+  }
   AllowAllGatekeeper gate;
   EngineCore engine({store->get(), &provider, nullptr, &tools, &gate, &clock, &ids}, EngineOptions{});
 

@@ -65,7 +65,7 @@ int64_t count_runs(Store& store, const std::string& state) {
   auto tx = store.begin(TxMode::kRead);
   if (!tx) return -1;
   auto row = (*tx)->query_one("SELECT count(*) FROM runs WHERE state = ?", {state});
-  (void)(*tx)->commit();
+  (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
   return row && *row ? (**row).integer(0) : -1;
 }
 

@@ -102,7 +102,10 @@ void BM_SteerAckWhileTheTurnRuns(benchmark::State& state) {
   }
   Provider* provider = tool_loop ? static_cast<Provider*>(&scripted) : &streaming;
   ToolRegistry tools;
-  (void)tools.register_tool(std::make_shared<NoopTool>());
+  if (auto registered = tools.register_tool(std::make_shared<NoopTool>()); !registered) {
+    state.SkipWithError(registered.error().to_string().c_str());
+    return;
+  }
   AllowAllGatekeeper gate;
   EngineCore engine({store->get(), provider, nullptr, &tools, &gate, &clock, &ids}, EngineOptions{});
 

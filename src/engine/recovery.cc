@@ -87,11 +87,12 @@ void Recovery::recover_runs() {
     }
     runs.push_back(std::move(*run));
   }
-  (void)(*tx)->commit();
+  (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
   // A damaged run fails with the reason; the others recover as usual.
   for (const auto& [id, why] : damaged) {
     // A wait of a failed run is not asked again (resend_waits lists waiting runs only) and its answer is
-    // refused as expired.
+    // refused as expired. A refused write leaves the run as it is (write() stops the engine when the store
+    // is poisoned): it is not continued, and the next start classifies it again.
     (void)c_.writer.write(
         [&](Transaction& wtx) { return c_.runs.mark_damaged(wtx, id, "recovery: " + why); });
   }
@@ -167,7 +168,7 @@ Result<RunRecord> Recovery::count_attempt(const RunRecord& run, const ToolRegist
   auto read = c_.writer.store().begin(TxMode::kRead);
   if (!read) return std::unexpected(std::move(read).error());
   auto call = first_unanswered_call(**read, c_.threads, run);
-  (void)(*read)->commit();
+  (void)(*read)->commit();  // a read: its commit only ends the snapshot, what was read stands
   if (!call) return std::unexpected(std::move(call).error());
   if (!*call) return run;  // nothing was running: the run goes on to the model
   const NodeRecord& node = **call;
@@ -312,7 +313,7 @@ json Recovery::unfinished_runs() {
     }
     out.push_back(std::move(entry));
   }
-  (void)(*tx)->commit();
+  (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
   return out;
 }
 

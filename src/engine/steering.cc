@@ -58,7 +58,7 @@ bool EngineCore::Impl::queue_runs_on(const std::string& thread_id) {
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return false;
   auto latest = runs_.latest_for_thread(**tx, thread_id);
-  (void)(*tx)->commit();
+  (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
   return latest && (!*latest || (*latest)->state == RunState::kCompleted);
 }
 

@@ -101,7 +101,7 @@ asio::awaitable<void> TurnRunner::run_turn() {
       auto tx = turn_.engine.store().begin(TxMode::kRead);
       if (tx) {
         if (auto calls = waits_.calls_without_results(**tx)) turn_.unanswered = *calls;
-        (void)(*tx)->commit();
+        (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
       }
     }
     co_await ending_.end_turn(Ending::failed(loaded.error()));
@@ -145,7 +145,7 @@ bool TurnRunner::has_pending_steers() {
   auto tx = turn_.engine.store().begin(TxMode::kRead);
   if (!tx) return true;  // let the write report the store's trouble
   auto pending = turn_.engine.runs().pending_steers(**tx, turn_.run.id);
-  (void)(*tx)->commit();
+  (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
   return !pending || !pending->empty();
 }
 

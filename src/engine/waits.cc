@@ -256,7 +256,7 @@ void Waits::restore_wait(const std::shared_ptr<ThreadActor>& actor, const RunRec
     settled = !interaction || interaction->claim_state != ClaimState::kWaiting;
     if (interaction && !settled && interaction->due_at) timer = *interaction;
   }
-  (void)(*tx)->commit();
+  (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
   if (settled) return continue_held(actor);
   if (timer) arm_timer(actor, *timer);
 }
@@ -279,7 +279,7 @@ void Waits::resend_waits() {
       }
     }
   }
-  (void)(*tx)->commit();
+  (void)(*tx)->commit();  // a read: its commit only ends the snapshot, what was read stands
 }
 
 }  // namespace keel

@@ -126,6 +126,7 @@ class SqliteStore final : public Store {
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
   ~SqliteStore() override {
     checkpointer_.reset();
+    // Nobody is left to tell of a failure; closing the connection discards the transaction anyway.
     if (writer_ != nullptr && outer_open_) (void)writer_->exec("ROLLBACK");
   }
 
@@ -278,6 +279,7 @@ class SqliteStore final : public Store {
         return writer_->exec("COMMIT");
       }();
       if (!applied) {
+        // The migration's error is the one reported; the store is not opened either way.
         if (!writer_->in_autocommit()) (void)writer_->exec("ROLLBACK");
         if (applied.error().code() == codes::kStoreBusy) return fail(applied.error());
         return fail(codes::kStoreMigration, "migrating " + options_.path + " to schema version " +
@@ -370,6 +372,8 @@ class SqliteStore final : public Store {
   // write lock is not held while nothing waits to be synced.
   void close_outer_if_empty() {
     if (outer_open_ && released_in_epoch_ == 0) {
+      // Nothing was released into it, so nothing is lost; a connection that cannot even roll back fails
+      // the next BEGIN, which reports it.
       if (!writer_->in_autocommit()) (void)writer_->control("ROLLBACK");
       outer_open_ = false;
     }
@@ -436,6 +440,7 @@ class SqliteStore final : public Store {
     sync_histogram_[std::min<uint64_t>(micros / StoreStats::kSyncBucketMicros, StoreStats::kSyncBuckets - 1)]
         .fetch_add(1);
     if (!committed) {
+      // The failed COMMIT is what the callers are told; the ROLLBACK only gives up the file's write lock.
       if (!writer_->in_autocommit()) (void)writer_->control("ROLLBACK");
       outer_open_ = false;
       released_in_epoch_ = 0;
