@@ -1,8 +1,11 @@
-// The engine's op boundary (EngineCore::submit): a null parameter is an absent one, and an op whose handler
-// throws — a bug, whatever the bug is — is answered with an `internal` rejection while the engine goes on
-// serving; the process never ends for it. Driven through the in-process transport, which checks nothing
-// before the engine (the JSON-RPC transports check params against the schema first: json_rpc_test.cc).
+// The engine's op boundary (EngineCore::submit): a null parameter is an absent one, a mistyped one is refused
+// by the op's params decoder, and an op whose handler throws — a bug, whatever the bug is — is answered with
+// an `internal` rejection while the engine goes on serving; the process never ends for it. Driven through the
+// in-process transport, which checks nothing before the engine (the JSON-RPC transports check params against
+// the schema first: json_rpc_test.cc).
 #include <gtest/gtest.h>
+
+#include <stdexcept>
 
 #include "engine/engine_harness.h"
 #include "keel/error_codes.h"
@@ -13,13 +16,26 @@ namespace {
 using nlohmann::json;
 using testing::EngineHarness;
 
+// Allows every call; its policy.read answer throws: a bug in a handler, whatever the bug is.
+class ThrowingDescribeGatekeeper final : public Gatekeeper {
+ public:
+  GateVerdict check(const GateRequest& /*request*/) override { return {}; }
+  json describe() const override { throw std::runtime_error("describe broke"); }
+};
+
 class OpBoundaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     h.start();
     thread = h.create_thread();
   }
-  EngineHarness h;
+  static testing::HarnessOptions with(Gatekeeper* gatekeeper) {
+    testing::HarnessOptions options;
+    options.gatekeeper = gatekeeper;
+    return options;
+  }
+  ThrowingDescribeGatekeeper gatekeeper;
+  EngineHarness h{with(&gatekeeper)};
   std::string thread;
 };
 
@@ -35,25 +51,29 @@ TEST_F(OpBoundaryTest, NullOptionalParametersAreAbsent) {
   EXPECT_EQ(resume.payload["error"]["code"], codes::kRunNotFound);  // the thread has no run: a coded answer
 }
 
+TEST_F(OpBoundaryTest, MistypedParametersAreRefusedByTheirDecoder) {
+  // Nothing checks them in-process before the engine; each op's params decoder (protocol/op_params.h) does.
+  AgentEvent interrupt = h.request("turn.interrupt", {{"threadId", thread}, {"turnId", 5}});
+  ASSERT_EQ(interrupt.type, "command.rejected") << interrupt.payload.dump();
+  EXPECT_EQ(interrupt.payload["error"]["code"], codes::kInvalidArgument);
+  AgentEvent init = h.request("initialize", {{"subscribe", "yes"}});
+  ASSERT_EQ(init.type, "command.rejected") << init.payload.dump();
+  EXPECT_EQ(init.payload["error"]["code"], codes::kInvalidArgument);
+  AgentEvent resume = h.request("run.resume", {{"threadId", thread}, {"runId", 5}});
+  ASSERT_EQ(resume.type, "command.rejected") << resume.payload.dump();
+  EXPECT_EQ(resume.payload["error"]["code"], codes::kInvalidArgument);
+}
+
 TEST_F(OpBoundaryTest, HandlerThatThrowsIsAnsweredInternalAndTheEngineGoesOn) {
-  // A turnId of the wrong type makes the interrupt handler's json access throw (nothing checks it
-  // in-process).
-  AgentEvent thrown = h.request("turn.interrupt", {{"threadId", thread}, {"turnId", 5}});
+  // On the thread's strand.
+  AgentEvent thrown = h.request("policy.read", {{"threadId", thread}});
   ASSERT_EQ(thrown.type, "command.rejected") << thrown.payload.dump();
   EXPECT_EQ(thrown.payload["error"]["code"], codes::kInternal);
-  EXPECT_EQ(thrown.payload["method"], "turn.interrupt");
-  // The same on the engine-wide strand: initialize answers first, then reads `subscribe` and throws, so its
-  // internal rejection follows its ack.
-  h.transport->send(Op{"initialize", "test-client", "bad-initialize", {{"subscribe", "yes"}}});
-  EXPECT_TRUE(h.log.wait_until([](const std::vector<AgentEvent>& events) {
-    for (const AgentEvent& event : events) {
-      if (event.type == "command.rejected" && event.payload.value("submissionId", "") == "bad-initialize" &&
-          event.payload["error"].value("code", "") == codes::kInternal) {
-        return true;
-      }
-    }
-    return false;
-  }));
+  EXPECT_EQ(thrown.payload["method"], "policy.read");
+  // The same on the engine-wide strand.
+  AgentEvent engine_wide = h.request("policy.read", json::object());
+  ASSERT_EQ(engine_wide.type, "command.rejected") << engine_wide.payload.dump();
+  EXPECT_EQ(engine_wide.payload["error"]["code"], codes::kInternal);
   // The engine still serves, on that thread and elsewhere.
   h.provider.push(testing::ScriptedResponse::text("still here"));
   EXPECT_EQ(h.run_turn(thread, "hello").payload["stopReason"], "end");
