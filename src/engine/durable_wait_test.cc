@@ -20,13 +20,17 @@ class DurableWaitTest : public testing::TurnFixture {
   }
   // What the run's pending tool names as its wait.
   std::string wait_id(const char* key) {
-    return stored_run().pending_tool.value_or(json::object()).value(key, "");
+    const std::optional<PendingTool> pending = stored_run().pending_tool;
+    if (!pending) return "";
+    auto stored = encode_pending_tool(*pending);  // the keys as the store writes them
+    return stored ? stored->value(key, "") : "";
   }
   // A person's decision on the approval, written as the approval op writes it.
   void decide_approval(json decision) {
     const std::string approval_id = wait_id("approvalId");
     ASSERT_TRUE(engine().write([&](Transaction& tx) -> Result<void> {
-      KEEL_TRY(engine().interactions().decide(tx, approval_id, std::move(decision)));
+      ApprovalAnswer answer = KEEL_TRY(decode_approval_answer(decision, "the test's decision"));
+      KEEL_TRY(engine().interactions().decide(tx, approval_id, std::move(answer)));
       RunRecord run = KEEL_TRY(engine().runs().get(tx, kRunId));
       KEEL_TRY(engine().runs().transition_from(tx, run, RunState::kWaitingApproval));
       return {};
@@ -54,7 +58,8 @@ TEST_F(DurableWaitTest, ACallThatMustBeApprovedSuspendsTheRunOnADurableApproval)
   EXPECT_EQ(run.state, RunState::kWaitingApproval);
   const std::string approval_id = wait_id("approvalId");
   ASSERT_FALSE(approval_id.empty());
-  EXPECT_EQ(run.pending_tool.value_or(json::object()).value("toolCallId", ""), call.tool_call_id);
+  ASSERT_TRUE(run.pending_tool.has_value());
+  EXPECT_EQ(run.pending_tool->tool_call_id, call.tool_call_id);
   auto tx = engine().store().begin(TxMode::kRead);
   ASSERT_TRUE(tx);
   auto approval = engine().interactions().get_approval(**tx, approval_id);

@@ -118,9 +118,9 @@ class RecordingActors final : public ThreadActors {
 };
 
 // Run.pendingTool as the turn writes it when it dispatches a call, and as recovery counts a re-run.
-json dispatch_record(const std::string& name, std::optional<int> recovery_attempts = std::nullopt) {
-  json record = {{"toolCallId", "c1"}, {"name", name}, {"nodeId", "call-node"}};
-  if (recovery_attempts) record["recoveryAttempts"] = *recovery_attempts;
+PendingTool dispatch_record(const std::string& name, std::optional<int> recovery_attempts = std::nullopt) {
+  PendingTool record = keel::dispatch_record("c1", name, "call-node");
+  record.recovery_attempts = recovery_attempts;
   return record;
 }
 
@@ -179,7 +179,7 @@ class RecoveryUnitTest : public testing::StoreTest {
   // The run's reply called `tool` (call c1, node call-node), and the process died while the call ran;
   // `pending` is the run's Run.pendingTool then.
   RunRecord died_in_call(const std::string& thread_id, const std::string& run_id, const std::string& tool,
-                         std::optional<json> pending) {
+                         std::optional<PendingTool> pending) {
     start_run(thread_id, run_id);
     return write([&](Transaction& tx) -> Result<RunRecord> {
       NewNode reply{.id = "reply-node", .thread_id = thread_id, .kind = NodeKind::kAssistantMessage};
@@ -302,8 +302,8 @@ TEST_F(RecoveryUnitTest, ARetrySafeCallIsCountedBeforeItRunsAgain) {
   EXPECT_TRUE(results("th").empty()) << "the continuation runs the call again";
   const RunRecord run = stored("r1");
   ASSERT_TRUE(run.pending_tool.has_value());
-  EXPECT_EQ(run.pending_tool->value("toolCallId", ""), "c1");
-  EXPECT_EQ(run.pending_tool->value("recoveryAttempts", 0), 1);
+  EXPECT_EQ(run.pending_tool->tool_call_id, "c1");
+  EXPECT_EQ(run.pending_tool->recovery_attempts, 1);
   ASSERT_EQ(launcher_.continued.size(), 1u);
   EXPECT_EQ(launcher_.continued[0].run.revision, run.revision) << "continued with the counted run";
 }
@@ -332,7 +332,9 @@ TEST_F(RecoveryUnitTest, ARunWaitingForAnOpenApprovalHoldsItsThreadAndNoRunnerSt
     approval.request = {{"offers", {"accept", "decline"}}};
     KEEL_TRY(interactions_.create_approval(tx, approval));
     RunUpdate update;
-    update.pending_tool = json{{"approvalId", "a1"}, {"toolCallId", "c1"}, {"name", "send_mail"}};
+    update.pending_tool = PendingTool{.tool_call_id = "c1",
+                                      .name = "send_mail",
+                                      .wait = PendingTool::Wait{.kind = WaitKind::kApproval, .id = "a1"}};
     return runs_.transition(tx, "r1", std::nullopt, RunState::kWaitingApproval, update);
   });
   recover();
