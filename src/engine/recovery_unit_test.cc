@@ -58,8 +58,8 @@ class RecordingReplies final : public EngineReplies {
   void reject(const Op& op, const std::string&, const Error& error) override {
     rejections.push_back({op.method, error.code()});
   }
-  void publish(std::string type, const std::string& thread_id, json payload) override {
-    events.push_back({std::move(type), thread_id, std::move(payload)});
+  void publish_event(const std::string& thread_id, events::Event event) override {
+    events.push_back({std::move(event.type), thread_id, std::move(event.payload)});
   }
   std::vector<const Published*> of_type(const std::string& type) const {
     std::vector<const Published*> out;
@@ -332,9 +332,9 @@ TEST_F(RecoveryUnitTest, ARunWaitingForAnOpenApprovalHoldsItsThreadAndNoRunnerSt
     approval.request = {{"offers", {"accept", "decline"}}};
     KEEL_TRY(interactions_.create_approval(tx, approval));
     RunUpdate update;
-    update.pending_tool = PendingTool{.tool_call_id = "c1",
-                                      .name = "send_mail",
-                                      .wait = PendingTool::Wait{.kind = WaitKind::kApproval, .id = "a1"}};
+    PendingTool waiting = keel::dispatch_record("c1", "send_mail", "call-node");
+    waiting.wait = PendingTool::Wait{.kind = WaitKind::kApproval, .id = "a1"};
+    update.pending_tool = std::move(waiting);
     return runs_.transition(tx, "r1", std::nullopt, RunState::kWaitingApproval, update);
   });
   recover();
@@ -379,7 +379,8 @@ TEST_F(RecoveryUnitTest, MarkDoneAnswersTheUncertainCallAndTheRunGoesOnToTheMode
   recover();
   ASSERT_EQ(stored("r1").state, RunState::kPausedUncertain);
   const Op op{"run.resolveUncertain", "client", "s1", {{"threadId", "th"}, {"resolution", "mark_done"}}};
-  recovery_->resolve_uncertain(actors_.actors.at("th"), op);
+  recovery_->resolve_uncertain(actors_.actors.at("th"), op,
+                               protocol::decode<protocol::OpKind::kRunResolveUncertain>(op.params));
   ASSERT_EQ(replies_.acks.size(), 1u) << (replies_.rejections.empty() ? "" : replies_.rejections[0].second);
   const auto answered = results("th");
   ASSERT_EQ(answered.size(), 1u);
@@ -389,7 +390,8 @@ TEST_F(RecoveryUnitTest, MarkDoneAnswersTheUncertainCallAndTheRunGoesOnToTheMode
   EXPECT_EQ(launcher_.continued[0].run.state, RunState::kStreamingModel);
   // The same submission again replays its answer and continues nothing more.
   launcher_.continued[0].actor->finish();
-  recovery_->resolve_uncertain(actors_.actors.at("th"), op);
+  recovery_->resolve_uncertain(actors_.actors.at("th"), op,
+                               protocol::decode<protocol::OpKind::kRunResolveUncertain>(op.params));
   ASSERT_EQ(replies_.acks.size(), 2u);
   EXPECT_TRUE(replies_.acks[1].replayed);
   EXPECT_EQ(launcher_.continued.size(), 1u);
@@ -400,7 +402,8 @@ TEST_F(RecoveryUnitTest, OnlyAPausedUncertainRunCanBeResolved) {
   create_thread("th");
   start_run("th", "r1");
   const Op op{"run.resolveUncertain", "client", "s1", {{"threadId", "th"}, {"resolution", "fail"}}};
-  recovery_->resolve_uncertain(actors_.actor_for("th"), op);
+  recovery_->resolve_uncertain(actors_.actor_for("th"), op,
+                               protocol::decode<protocol::OpKind::kRunResolveUncertain>(op.params));
   ASSERT_EQ(replies_.rejections.size(), 1u);
   EXPECT_EQ(replies_.rejections[0].second, codes::kRunNotUncertain);
   EXPECT_TRUE(launcher_.continued.empty());

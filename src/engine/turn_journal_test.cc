@@ -166,7 +166,7 @@ TEST_F(TurnJournalTest, OpeningAWaitCommitsItsApprovalWithTheWaitingRunThenAnnou
   TurnJournal::Wait wait;
   wait.id = "approval-1";
   wait.pending = TurnJournal::dispatch_record(planned[0]);
-  wait.pending["approvalId"] = wait.id;
+  wait.pending.wait = PendingTool::Wait{.kind = WaitKind::kApproval, .id = wait.id};
   ApprovalRecord record;
   record.id = wait.id;
   record.run_id = kRunId;
