@@ -16,6 +16,18 @@ PACKAGES=(
   clang-16 libclang-rt-16-dev  # scripts/fuzz.sh: libFuzzer, and a clang that compiles <expected>
 )
 
+# The network steps are retried: a registry that stumbles once should not fail a whole CI run, and each step
+# says what it is doing so a failure in the log names the step.
+retry() {
+  local attempt
+  for attempt in 1 2 3; do
+    "$@" && return 0
+    echo "scripts/setup.sh: '$*' failed (attempt $attempt of 3)" >&2
+    sleep $((attempt * 10))
+  done
+  return 1
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,19 +35,23 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+  echo "scripts/setup.sh: installing ${missing[*]}"
+  retry $SUDO apt-get update
+  retry $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
 # clients/ts: json-schema-to-typescript at the version package-lock.json pins, which generates the protocol's
 # TypeScript types from docs/protocol/ (the keel_ts_types_fresh test runs it). Node.js 20 with npm.
 if ! command -v npm >/dev/null; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends nodejs npm
+  export DEBIAN_FRONTEND=noninteractive
+  retry $SUDO apt-get install -y --no-install-recommends nodejs npm
 fi
-(cd clients/ts && npm ci --no-audit --no-fund)
+echo "scripts/setup.sh: npm ci in clients/ts"
+(cd clients/ts && retry npm ci --no-audit --no-fund)
 
 if [ "${1:-}" = "--no-build" ]; then exit 0; fi
 BUILD_DIR="${1:-build}"
+echo "scripts/setup.sh: configuring and building $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON
 cmake --build "$BUILD_DIR"

@@ -7,9 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 scripts/setup.sh "$BUILD_DIR"
+echo "scripts/test.sh: format check"
 scripts/check_format.sh
+echo "scripts/test.sh: CTest"
 ctest --test-dir "$BUILD_DIR" --label-exclude slow --output-on-failure --timeout 600 -j "$(nproc)"
+echo "scripts/test.sh: clang-tidy"
 scripts/clang_tidy.sh "$BUILD_DIR"
 # A short libFuzzer run of the SSE parser, the JSON event reader and each wire decoder (clang 16, own build
 # directory); scripts/fuzz.sh SECONDS runs a longer campaign on demand.
+echo "scripts/test.sh: fuzz"
 scripts/fuzz.sh 10 "$BUILD_DIR-fuzz"
