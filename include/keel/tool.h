@@ -31,6 +31,7 @@
 
 #include "keel/cancellation.h"
 #include "keel/error.h"
+#include "keel/interaction_kind.h"
 #include "keel/message.h"
 
 namespace keel {
@@ -114,7 +115,7 @@ struct ToolProgress {
 
 // What a call waits for instead of executing.
 struct InteractionPlan {
-  std::string kind;                                   // "ask_user", "elicitation" or "timer"
+  InteractionKind kind = InteractionKind::kAskUser;   // what the call waits for
   nlohmann::json request = nlohmann::json::object();  // shown to the person (interaction.request)
   std::optional<int64_t> due_in_ms = std::nullopt;    // timer: fires this long after it was persisted
 };

@@ -70,15 +70,7 @@ asio::awaitable<void> DurableWait::suspend(PlannedCall call, CallDecision decisi
     InteractionRecord record;
     record.id = wait.id;
     record.run_id = turn_.run.id;
-    auto kind = parse_interaction_kind(plan.kind);
-    if (!kind) {
-      // A tool's plan names a kind the store does not know: nothing is written, and the turn ends.
-      turn_.report_unpersisted(
-          Error(codes::kInvalidArgument, "interaction " + record.id + " has kind '" + plan.kind +
-                                             "'; expected ask_user, elicitation or timer"));
-      co_return;
-    }
-    record.kind = *kind;
+    record.kind = plan.kind;
     record.request = {{"toolCallId", call.tool_call_id},
                       {"toolName", call.name},
                       {"callNodeId", call.call_node_id},

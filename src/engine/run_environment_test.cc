@@ -202,7 +202,7 @@ class VersionedAskTool final : public AgentTool {
     done(text_result("not an interaction"));
   }
   std::optional<InteractionPlan> plan_interaction(const json&) const override {
-    return InteractionPlan{.kind = "ask_user", .request = {{"question", "which?"}}};
+    return InteractionPlan{.kind = InteractionKind::kAskUser, .request = {{"question", "which?"}}};
   }
   Result<void> check_response(const json&, const json&) const override {
     if (!accepts_) return fail(codes::kInvalidArgument, "version " + version_ + " refuses every answer");

@@ -1,28 +1,18 @@
 #include "store/approval_answer.h"
 
 #include "keel/error_codes.h"
+#include "store/stored_json.h"
 
 namespace keel {
 
 using nlohmann::json;
+using stored_json::damaged;
 
 namespace {
 
 constexpr char kDecision[] = "decision";
 constexpr char kRemember[] = "remember";
 constexpr char kReason[] = "reason";
-
-Error damaged(std::string_view what, const std::string& why) {
-  return Error(codes::kStoreDecode, std::string(what) + " is damaged: " + why);
-}
-
-Result<std::optional<std::string>> optional_string(const json& value, const char* key,
-                                                   std::string_view what) {
-  const auto it = value.find(key);
-  if (it == value.end()) return std::optional<std::string>();
-  if (!it->is_string()) return std::unexpected(damaged(what, std::string("'") + key + "' is not a string"));
-  return std::optional<std::string>(it->get<std::string>());
-}
 
 }  // namespace
 
@@ -54,12 +44,7 @@ json encode_approval_answer(const ApprovalAnswer& answer) {
 }
 
 Result<ApprovalAnswer> decode_approval_answer(const json& value, std::string_view what) {
-  if (!value.is_object()) return std::unexpected(damaged(what, "not a JSON object"));
-  for (const auto& [key, unused] : value.items()) {
-    if (key != kDecision && key != kRemember && key != kReason) {
-      return std::unexpected(damaged(what, "unknown key '" + key + "'"));
-    }
-  }
+  KEEL_TRY(stored_json::expect_object_with_keys(value, {kDecision, kRemember, kReason}, what));
   const auto decision = value.find(kDecision);
   if (decision == value.end() || !decision->is_string()) {
     return std::unexpected(damaged(what, "'decision' is not a string"));
@@ -68,8 +53,8 @@ Result<ApprovalAnswer> decode_approval_answer(const json& value, std::string_vie
   if (!choice) return std::unexpected(damaged(what, choice.error().message()));
   ApprovalAnswer answer;
   answer.choice = *choice;
-  answer.remember = KEEL_TRY(optional_string(value, kRemember, what));
-  answer.reason = KEEL_TRY(optional_string(value, kReason, what));
+  answer.remember = KEEL_TRY(stored_json::optional_string_field(value, kRemember, what));
+  answer.reason = KEEL_TRY(stored_json::optional_string_field(value, kReason, what));
   return answer;
 }
 

@@ -4,10 +4,13 @@
 #include <utility>
 
 #include "keel/error_codes.h"
+#include "store/stored_json.h"
 
 namespace keel {
 
 using nlohmann::json;
+using stored_json::damaged;
+using stored_json::string_field;
 
 namespace {
 
@@ -22,18 +25,6 @@ constexpr char kResolution[] = "resolution";
 constexpr char kRetry[] = "retry";
 
 const char* wait_key(WaitKind kind) { return kind == WaitKind::kApproval ? kApprovalId : kInteractionId; }
-
-Error damaged(std::string_view what, const std::string& why) {
-  return Error(codes::kStoreDecode, std::string(what) + " is damaged: " + why);
-}
-
-Result<std::string> string_at(const json& value, const char* key, std::string_view what) {
-  const auto it = value.find(key);
-  if (it == value.end() || !it->is_string()) {
-    return std::unexpected(damaged(what, std::string("'") + key + "' is not a string"));
-  }
-  return it->get<std::string>();
-}
 
 }  // namespace
 
@@ -73,17 +64,14 @@ Result<json> encode_pending_tool(const PendingTool& pending) {
 }
 
 Result<PendingTool> decode_pending_tool(const json& value, std::string_view what) {
-  if (!value.is_object()) return std::unexpected(damaged(what, "not a JSON object"));
-  for (const auto& [key, unused] : value.items()) {
-    if (key != kToolCallId && key != kName && key != kNodeId && key != kApprovalId && key != kInteractionId &&
-        key != kHeldNotices && key != kRecoveryAttempts && key != kResolution) {
-      return std::unexpected(damaged(what, "unknown key '" + key + "'"));
-    }
-  }
+  KEEL_TRY(stored_json::expect_object_with_keys(value,
+                                                {kToolCallId, kName, kNodeId, kApprovalId, kInteractionId,
+                                                 kHeldNotices, kRecoveryAttempts, kResolution},
+                                                what));
   PendingTool pending;
-  pending.tool_call_id = KEEL_TRY(string_at(value, kToolCallId, what));
-  pending.name = KEEL_TRY(string_at(value, kName, what));
-  pending.node_id = KEEL_TRY(string_at(value, kNodeId, what));
+  pending.tool_call_id = KEEL_TRY(string_field(value, kToolCallId, what));
+  pending.name = KEEL_TRY(string_field(value, kName, what));
+  pending.node_id = KEEL_TRY(string_field(value, kNodeId, what));
 
   const bool approval = value.contains(kApprovalId);
   const bool interaction = value.contains(kInteractionId);
@@ -95,7 +83,7 @@ Result<PendingTool> decode_pending_tool(const json& value, std::string_view what
     }
     PendingTool::Wait wait;
     wait.kind = approval ? WaitKind::kApproval : WaitKind::kInteraction;
-    wait.id = KEEL_TRY(string_at(value, wait_key(wait.kind), what));
+    wait.id = KEEL_TRY(string_field(value, wait_key(wait.kind), what));
     if (wait.id.empty()) return std::unexpected(damaged(what, "an empty wait id"));
     if (const auto notices = value.find(kHeldNotices); notices != value.end()) {
       if (!notices->is_array() || notices->empty()) {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "keel/error.h"
+#include "keel/interaction_kind.h"
 #include "store/approval_answer.h"
 #include "store/pending_tool.h"
 
@@ -156,8 +157,8 @@ struct ApprovalRecord {
   std::optional<int64_t> decided_at;
 };
 
-// A question for the user, an MCP elicitation, or a durable timer (stored as ask_user, elicitation, timer).
-enum class InteractionKind { kAskUser, kElicitation, kTimer };
+// A question for the user, an MCP elicitation, or a durable timer (keel/interaction_kind.h; stored as
+// ask_user, elicitation, timer).
 std::string_view to_string(InteractionKind kind);
 Result<InteractionKind> parse_interaction_kind(std::string_view text);
 

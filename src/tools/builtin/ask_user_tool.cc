@@ -53,7 +53,7 @@ std::optional<InteractionPlan> AskUserTool::plan_interaction(const nlohmann::jso
       if (choice.is_string()) choices.push_back(choice.get<std::string>());
     }
   }
-  return InteractionPlan{.kind = "ask_user",
+  return InteractionPlan{.kind = InteractionKind::kAskUser,
                          .request = {{"question", params.value("question", "")}, {"choices", choices}}};
 }
 

@@ -46,7 +46,7 @@ std::optional<InteractionPlan> TimerTool::plan_interaction(const nlohmann::json&
   const double seconds = params.value("seconds", 1.0);
   nlohmann::json request = {{"seconds", params.value("seconds", nlohmann::json(1))}};
   if (params.contains("note")) request["note"] = params["note"];
-  return InteractionPlan{.kind = "timer",
+  return InteractionPlan{.kind = InteractionKind::kTimer,
                          .request = std::move(request),
                          .due_in_ms = static_cast<int64_t>(std::llround(seconds * 1000))};
 }
