@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "browser/browser_errors.h"
+#include "util/utf8.h"
 
 namespace keel::browser {
 namespace {
@@ -25,6 +26,12 @@ std::string describe(const RefRecord& record) {
   std::string text = record.ref + " (" + record.role;
   if (!record.name.empty()) text += " \"" + record.name + "\"";
   return text + ")";
+}
+
+// What the model passed as a ref, cut for a message (it may be anything, of any length).
+std::string shown(std::string_view text) {
+  constexpr size_t kCap = 40;
+  return std::string(text.substr(0, utf8_prefix_length(text, kCap))) + (text.size() > kCap ? "…" : "");
 }
 
 constexpr char kSnapshotAdvice[] = "Take a new snapshot (browser_snapshot) and use its refs.";
@@ -125,7 +132,7 @@ Result<RefRecord> RefTable::find(std::string_view ref, int64_t current_tab) cons
   const auto parts = parse_ref(ref);
   if (!parts) {
     return fail(codes::kBrowserUnknownRef,
-                "\"" + std::string(ref).substr(0, 40) +
+                "\"" + shown(ref) +
                     "\" is not a ref; refs look like e12 or f2e7, as a snapshot shows "
                     "them. " +
                     kSnapshotAdvice);
@@ -153,9 +160,8 @@ Result<void> RefTable::pin(std::string_view ref, int64_t backend_node_id) {
   const auto it = records_.find(ref);
   if (it == records_.end()) {
     const auto parts = parse_ref(ref);
-    return fail(
-        parts ? unknown_ref(ref, *parts)
-              : Error(codes::kBrowserUnknownRef, "\"" + std::string(ref).substr(0, 40) + "\" is not a ref"));
+    return fail(parts ? unknown_ref(ref, *parts)
+                      : Error(codes::kBrowserUnknownRef, "\"" + shown(ref) + "\" is not a ref"));
   }
   RefRecord& record = it->second;
   if (record.backend_node_id != 0 && record.backend_node_id != backend_node_id) {

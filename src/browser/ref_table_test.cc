@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "browser/browser_errors.h"
+#include "util/utf8.h"
 
 namespace keel::browser {
 namespace {
@@ -112,6 +113,17 @@ TEST(RefTableTest, UnknownRefsSayTheyWereNeverIssued) {
   ASSERT_FALSE(garbage);
   EXPECT_EQ(garbage.error().code(), codes::kBrowserUnknownRef);
   EXPECT_NE(garbage.error().message().find("is not a ref"), std::string::npos);
+}
+
+TEST(RefTableTest, MessagesCutWhatTheModelPassedAtACharacterBoundary) {
+  RefTable table;
+  std::string long_ref;
+  for (int i = 0; i < 30; ++i) long_ref += "é";  // 2 bytes each: byte 40 falls inside none, 41 inside one
+  long_ref = "x" + long_ref;
+  const auto found = table.find(long_ref, 1);
+  ASSERT_FALSE(found);
+  EXPECT_TRUE(utf8_valid(found.error().message())) << found.error().message();
+  EXPECT_NE(found.error().message().find("…\" is not a ref"), std::string::npos) << found.error().message();
 }
 
 TEST(RefTableTest, RefOfAnotherTabNamesItsTab) {

@@ -15,7 +15,12 @@ const KEEL_NAME_CAP = 80;
 function keelCleanText(text, cap = KEEL_NAME_CAP) {
   if (!text) return '';
   let clean = text.replace(/\s+/g, ' ').trim();
-  if (clean.length > cap) clean = clean.slice(0, cap - 1).trimEnd() + '…';
+  if (clean.length > cap) {
+    let cut = cap - 1;
+    const last = clean.charCodeAt(cut - 1);
+    if (last >= 0xd800 && last <= 0xdbff) --cut;  // do not split a surrogate pair
+    clean = clean.slice(0, cut).trimEnd() + '…';
+  }
   return clean.toWellFormed();
 }
 

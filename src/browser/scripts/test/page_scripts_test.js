@@ -71,6 +71,15 @@ const tests = {
     check('lone surrogate replaced', lone === 'lone \uFFFD surrogate', lone);
   },
 
+  namesAreCappedWithoutSplittingACharacter() {
+    const button = document.createElement('button');
+    button.setAttribute('aria-label', 'a'.repeat(78) + '\u{1F600}' + 'tail');  // the cap falls inside the emoji
+    document.body.insertBefore(button, document.getElementById('verdict'));
+    const name = __keel.snapshot({}).refs.find((r) => r.name.startsWith('aaaa')).name;
+    button.remove();
+    check('capped with an ellipsis', name === 'a'.repeat(78) + '…', name);
+  },
+
   listsUseMarkers() {
     const s = __keel.snapshot({});
     const at = s.lines.indexOf('list (2 items)');
