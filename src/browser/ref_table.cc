@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 
 #include "browser/browser_errors.h"
 #include "util/utf8.h"
