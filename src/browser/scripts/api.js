@@ -16,6 +16,11 @@ function keelInstall() {
     describeRef: keelDescribeRef,
     findText: keelFindText,
     readText: keelReadText,
+    click: keelClick,
+    hover: keelHover,
+    fill: keelFill,
+    selectOption: keelSelectOption,
+    setChecked: keelSetChecked,
   });
   Object.defineProperty(globalThis, '__keel', { value: api, enumerable: false, configurable: true });
   return KEEL_SCRIPTS_VERSION;
