@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
+#include <vector>
 
 #include "browser/browser_errors.h"
 #include "util/utf8.h"
@@ -100,28 +102,68 @@ Result<RefRecord> RefTable::issue(RefKey key, std::string role, std::string name
     return known;
   }
   int64_t& high_water = index_high_water_[key.frame_ordinal];
-  if (key.js_index <= high_water) {
+  std::vector<bool>& issued_bits = issued_indices_[key.frame_ordinal];
+  const auto bit = static_cast<size_t>(key.js_index);
+  // A record forgotten under the memory bound comes back when a snapshot shows its element again.
+  const bool forgotten = bit < issued_bits.size() && issued_bits[bit];
+  if (key.js_index <= high_water && !forgotten) {
     return fail(codes::kBrowserBadScriptResult,
                 "a page script reported " + ref + ", an index at or below the highest issued (" +
                     std::to_string(high_water) +
                     ") for an element keel never saw; ref indices must never be reused");
   }
-  high_water = key.js_index;
+  if (key.js_index > high_water + kMaxIndexStep) {
+    return fail(codes::kBrowserBadScriptResult, "a page script reported " + ref + ", more than " +
+                                                    std::to_string(kMaxIndexStep) +
+                                                    " past the highest issued index");
+  }
+  if (issued_bits.size() <= bit) issued_bits.resize(bit + 1, false);
+  issued_bits[bit] = true;
+  high_water = std::max(high_water, key.js_index);
   RefRecord record;
   record.ref = ref;
   record.key = std::move(key);
   record.role = std::move(role);
   record.name = std::move(name);
   record.snapshot_seq = snapshot_seq_;
-  return records_.emplace(std::move(ref), std::move(record)).first->second;
+  RefRecord issued = records_.emplace(std::move(ref), std::move(record)).first->second;
+  if (records_.size() > max_records_) forget_oldest();
+  return issued;
 }
 
-Error RefTable::unknown_ref(std::string_view ref, const RefParts& parts) const {
+void RefTable::forget_oldest() {
+  // Oldest first, stale before live at the same age; the latest snapshot's records stay, even beyond the
+  // bound (a snapshot that shows more refs than the bound keeps them all usable).
+  std::vector<std::tuple<int64_t, bool, std::string_view>> candidates;
+  for (const auto& [ref, record] : records_) {
+    if (record.snapshot_seq < snapshot_seq_) {
+      candidates.emplace_back(record.snapshot_seq, !record.stale_reason.has_value(), ref);
+    }
+  }
+  const size_t target = max_records_ / 4 * 3;
+  const size_t excess = records_.size() > target ? records_.size() - target : 0;
+  const size_t count = std::min(excess, candidates.size());
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(count),
+                    candidates.end());
+  std::vector<std::string> forget;
+  forget.reserve(count);
+  for (size_t i = 0; i < count; ++i) forget.emplace_back(std::get<2>(candidates[i]));
+  for (const std::string& ref : forget) records_.erase(ref);
+}
+
+Error RefTable::missing_ref(std::string_view ref, const RefParts& parts) const {
   const auto restored = restored_high_water_.find(parts.frame_ordinal);
   if (restored != restored_high_water_.end() && parts.js_index <= restored->second) {
     return Error(codes::kBrowserUnknownRef,
                  "Ref " + std::string(ref) +
                      " is from before keel restarted; it no longer names an element. " + kSnapshotAdvice);
+  }
+  const auto issued = index_high_water_.find(parts.frame_ordinal);
+  if (issued != index_high_water_.end() && parts.js_index <= issued->second) {
+    return Error(codes::kBrowserStaleRef,
+                 "Ref " + std::string(ref) +
+                     " named an element of an earlier snapshot that keel no longer keeps. " +
+                     kSnapshotAdvice);
   }
   return Error(codes::kBrowserUnknownRef,
                "Ref " + std::string(ref) + " was never issued in this conversation. " + kSnapshotAdvice);
@@ -138,7 +180,7 @@ Result<RefRecord> RefTable::find(std::string_view ref, int64_t current_tab) cons
   }
   MutexLock lock(mu_);
   const auto it = records_.find(ref);
-  if (it == records_.end()) return fail(unknown_ref(ref, *parts));
+  if (it == records_.end()) return fail(missing_ref(ref, *parts));
   const RefRecord& record = it->second;
   if (record.stale_reason) {
     return fail(codes::kBrowserStaleRef,
@@ -159,7 +201,7 @@ Result<void> RefTable::pin(std::string_view ref, int64_t backend_node_id) {
   const auto it = records_.find(ref);
   if (it == records_.end()) {
     const auto parts = parse_ref(ref);
-    return fail(parts ? unknown_ref(ref, *parts)
+    return fail(parts ? missing_ref(ref, *parts)
                       : Error(codes::kBrowserUnknownRef, "\"" + shown(ref) + "\" is not a ref"));
   }
   RefRecord& record = it->second;

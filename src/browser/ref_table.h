@@ -11,7 +11,10 @@
 //   - find() names why a ref cannot be used, with a message that tells the model what to do:
 //     browser.unknown_ref (never issued, or from before a restart), browser.stale_ref (invalidated: the
 //     page navigated, the tab closed, keel restarted, ...), browser.wrong_tab (a ref of another tab);
-//   - a found ref is only a candidate: the caller still checks the live element (resolve_ref, plan §1.6).
+//   - a found ref is only a candidate: the caller still checks the live element (resolve_ref, plan §1.6);
+//   - memory is bounded: beyond `max_records`, the records of the oldest snapshots are forgotten (stale ones
+//     first, never those of the latest snapshot); a forgotten ref is browser.stale_ref ("an earlier
+//     snapshot"), never mistaken for one not yet issued.
 //
 // Thread-safe: every member may be called from any thread (one mutex; no call blocks on anything else).
 // Records are returned as copies.
@@ -24,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "keel/error.h"
 #include "util/thread_annotations.h"
@@ -66,6 +70,13 @@ std::optional<RefParts> parse_ref(std::string_view ref);
 
 class RefTable {
  public:
+  static constexpr size_t kDefaultMaxRecords = 100'000;
+  // How far past the highest issued index a new one may be (registry.js counts up from nextIndex; a jump
+  // this large is a broken script, and would cost memory here).
+  static constexpr int64_t kMaxIndexStep = 1'000'000;
+
+  explicit RefTable(size_t max_records = kDefaultMaxRecords) : max_records_(max_records) {}
+
   // Starts a snapshot: the refs issued until the next call carry the returned sequence number.
   int64_t begin_snapshot() EXCLUDES(mu_);
 
@@ -79,10 +90,10 @@ class RefTable {
 
   // Records the ref for `key` (a snapshot found the element with this role and name). Issuing the same key,
   // role and name again (a new snapshot shows the same element) refreshes its snapshot sequence and makes a
-  // stale ref usable again. A key whose index was already issued
-  // for another element, or lies below the high-water mark without a record, is refused
-  // (browser.bad_script_result): the page script broke the never-reuse guarantee, and the ref would be
-  // ambiguous.
+  // stale ref usable again; so does issuing a ref whose record was forgotten under the memory bound. Refused
+  // with browser.bad_script_result (the page script broke the never-reuse guarantee, and the ref would be
+  // ambiguous): an index already issued for another element, one at or below the high-water mark that was
+  // never issued, one more than kMaxIndexStep past it.
   Result<RefRecord> issue(RefKey key, std::string role, std::string name) EXCLUDES(mu_);
 
   // The record of `ref` if the model may still use it in tab `current_tab`.
@@ -104,12 +115,17 @@ class RefTable {
   size_t size() const EXCLUDES(mu_);
 
  private:
-  Error unknown_ref(std::string_view ref, const RefParts& parts) const REQUIRES(mu_);
+  // The error for a well-formed ref without a record: from before a restart, forgotten, or never issued.
+  Error missing_ref(std::string_view ref, const RefParts& parts) const REQUIRES(mu_);
+  // Forgets the oldest records down to three quarters of max_records_ (see the header comment).
+  void forget_oldest() REQUIRES(mu_);
 
+  const size_t max_records_;
   mutable Mutex mu_;
   std::map<std::string, RefRecord, std::less<>> records_ GUARDED_BY(mu_);
-  std::map<int64_t, int64_t> index_high_water_ GUARDED_BY(mu_);     // frame ordinal -> highest index issued
-  std::map<int64_t, int64_t> restored_high_water_ GUARDED_BY(mu_);  // the marks before the last restart
+  std::map<int64_t, int64_t> index_high_water_ GUARDED_BY(mu_);  // frame ordinal -> highest index issued
+  std::map<int64_t, std::vector<bool>> issued_indices_ GUARDED_BY(mu_);  // ordinal -> index issued?
+  std::map<int64_t, int64_t> restored_high_water_ GUARDED_BY(mu_);       // the marks before the last restart
   std::map<std::pair<int64_t, std::string>, int64_t> frame_ordinals_ GUARDED_BY(mu_);  // (tab, frame id)
   int64_t frame_high_water_ GUARDED_BY(mu_) = 0;
   int64_t snapshot_seq_ GUARDED_BY(mu_) = 0;

@@ -88,6 +88,8 @@ TEST(RefTableTest, RefusesAnUnseenIndexBelowTheHighWaterMark) {
   ASSERT_FALSE(below);
   EXPECT_EQ(below.error().code(), codes::kBrowserBadScriptResult);
   EXPECT_FALSE(table.issue(key(1, "F1", 0, 0), "button", "C"));
+  EXPECT_FALSE(table.issue(key(1, "F1", 0, 5 + RefTable::kMaxIndexStep + 1), "button", "D"));
+  EXPECT_TRUE(table.issue(key(1, "F1", 0, 5 + RefTable::kMaxIndexStep), "button", "E"));
 }
 
 TEST(RefTableTest, ReissuingTheSameElementRefreshesItsSnapshotAndRevivesIt) {
@@ -199,6 +201,37 @@ TEST(RefTableTest, RestoreRefusesMalformedMarksAndNeverLowersCounters) {
   ASSERT_TRUE(table.issue(key(1, "F1", 0, 9), "button", "A"));
   ASSERT_TRUE(table.restore_high_water(nlohmann::json::parse(R"({"frames": 0, "indices": {"0": 4}})")));
   EXPECT_EQ(table.next_index(0), 10);
+}
+
+TEST(RefTableTest, ForgetsTheOldestSnapshotsBeyondItsBoundButNeverTheLatest) {
+  RefTable table(8);
+  for (int64_t snapshot = 1; snapshot <= 3; ++snapshot) {
+    table.begin_snapshot();
+    for (int64_t i = 1; i <= 4; ++i) {
+      const int64_t index = (snapshot - 1) * 4 + i;
+      ASSERT_TRUE(table.issue(key(1, "F1", 0, index), "button", std::to_string(index)));
+    }
+    if (snapshot == 2) table.invalidate_frame(1, "F1", "the page navigated");
+  }
+  EXPECT_LE(table.size(), 8u);
+  // The first snapshot's refs went first; the latest snapshot's are all kept.
+  const auto forgotten = table.find("e1", 1);
+  ASSERT_FALSE(forgotten);
+  EXPECT_EQ(forgotten.error().code(), codes::kBrowserStaleRef);
+  EXPECT_NE(forgotten.error().message().find("earlier snapshot"), std::string::npos)
+      << forgotten.error().message();
+  for (const char* ref : {"e9", "e10", "e11", "e12"}) EXPECT_TRUE(table.find(ref, 1)) << ref;
+  EXPECT_NE(table.find("e13", 1).error().message().find("never issued"), std::string::npos);
+  // A snapshot that shows a forgotten element again (its world kept the index) gets its ref back.
+  table.begin_snapshot();
+  const auto again = table.issue(key(1, "F1", 0, 1), "button", "1");
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_TRUE(table.find("e1", 1));
+
+  RefTable small(2);
+  small.begin_snapshot();
+  for (int64_t i = 1; i <= 5; ++i) ASSERT_TRUE(small.issue(key(1, "F1", 0, i), "button", std::to_string(i)));
+  EXPECT_EQ(small.size(), 5u);  // one snapshot's refs stay usable even beyond the bound
 }
 
 TEST(RefTableTest, PinKeepsTheFirstNodeAndRefusesAnother) {
