@@ -2,8 +2,9 @@
 //
 // The bundle is one JavaScript expression. Evaluated in a JavaScript world (keel's isolated world per frame,
 // later an extension's content script), it installs the non-enumerable global `__keel` — the functions keel
-// calls with JSON arguments: snapshot, describeRef, findText, readText and the DOM-level actions click,
-// hover, fill, selectOption, setChecked — and evaluates to the surface's
+// calls with JSON arguments: snapshot, describeRef, findText, readText, the DOM-level actions click, hover,
+// fill, selectOption, setChecked, and the change record observeStart, observeTake, barrier, waitForText (the
+// last two return promises) — and evaluates to the surface's
 // version. Evaluating it again in a world that already has that version keeps the existing object, so the
 // element registry (and with it every ref's index) survives. The script contract and the outline format are
 // in docs/browser.md, "Page scripts, snapshot and refs".

@@ -21,6 +21,10 @@ function keelInstall() {
     fill: keelFill,
     selectOption: keelSelectOption,
     setChecked: keelSetChecked,
+    observeStart: keelObserveStart,
+    observeTake: keelObserveTake,
+    barrier: keelBarrier,
+    waitForText: keelWaitForText,
   });
   Object.defineProperty(globalThis, '__keel', { value: api, enumerable: false, configurable: true });
   return KEEL_SCRIPTS_VERSION;

@@ -2,7 +2,8 @@
 # Runs the page scripts' tests (src/browser/scripts/test/*_test.html) in headless Chromium: builds the bundle
 # the way cmake/KeelEmbed.cmake does (bundle.head, the files of bundle.order, bundle.tail), loads each test
 # page from file:// with `--dump-dom` (one fresh browser and profile per page; it exits by itself after the
-# load event) and reads the verdict the page wrote: "KEEL-JS-TESTS pass=<n> fail=<m>" and a line per failure.
+# load event, and after the pages' timers under a virtual time budget, so asynchronous tests finish without
+# waiting in real time) and reads the verdict the page wrote: "KEEL-JS-TESTS pass=<n> fail=<m>" and a line per failure.
 # Exit 77 (CTest: skipped) only when Chromium cannot start; KEEL_REQUIRE_CHROMIUM=1 makes that a failure.
 # Usage: run_in_chromium.sh <chromium executable or ""> <scripts dir> <work dir>
 set -uo pipefail
@@ -22,7 +23,7 @@ dump_dom() {
   profile=$(mktemp -d "$WORK_DIR/profile.XXXXXX")
   timeout -k 5 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --no-default-browser-check \
     --disable-background-networking --disable-component-update --disable-sync --disable-quic \
-    --user-data-dir="$profile" --dump-dom "$1" 2>"$WORK_DIR/chromium.err"
+    --user-data-dir="$profile" --virtual-time-budget=30000 --dump-dom "$1" 2>"$WORK_DIR/chromium.err"
   rc=$?
   rm -rf "$profile"
   return $rc
