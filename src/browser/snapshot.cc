@@ -379,6 +379,32 @@ RenderedSnapshot render_outline(const Outline& outline, const RenderOptions& opt
   return rendered;
 }
 
+namespace {
+
+void append_boxes(const FrameTree& tree, int64_t dx, int64_t dy, std::vector<RefBox>& out) {
+  const FrameOutline& frame = tree.outline;
+  for (const FrameRef& ref : frame.refs) {
+    out.push_back({tree.ref_prefix + std::to_string(ref.index), ref.rect[0] + dx, ref.rect[1] + dy,
+                   ref.rect[2], ref.rect[3]});
+  }
+  for (const ChildFrame& child : tree.children) {
+    const auto owner = std::find_if(frame.refs.begin(), frame.refs.end(),
+                                    [&](const FrameRef& ref) { return ref.index == child.iframe_index; });
+    if (owner == frame.refs.end()) continue;
+    const std::array<int64_t, 2> origin =
+        child.content_origin.value_or(std::array{owner->rect[0], owner->rect[1]});
+    append_boxes(child.tree, dx + origin[0], dy + origin[1], out);
+  }
+}
+
+}  // namespace
+
+std::vector<RefBox> ref_boxes(const FrameTree& tree) {
+  std::vector<RefBox> boxes;
+  append_boxes(tree, 0, 0, boxes);
+  return boxes;
+}
+
 std::string outline_text(const Outline& outline, size_t max_bytes) {
   std::string text;
   for (const OutlineLine& line : outline.lines) {

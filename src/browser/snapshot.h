@@ -10,7 +10,8 @@
 //   - render_outline: the bounded text — a header line, then lines within max_chars, viewport first (lines in
 //     the viewport and their ancestors, then the rest in document order), cut at a line boundary, with a
 //     notice saying how many refs were left out and how to reach them;
-//   - outline_text / diff_outlines: the full outline and a line diff for the details.
+//   - ref_boxes / outline_text / diff_outlines: boxes in the main viewport, the full outline and a line diff
+//     for the details.
 // Line format and rules: docs/browser.md, "Page scripts, snapshot and refs". Pure functions; any thread.
 #pragma once
 
@@ -66,11 +67,15 @@ Result<FrameOutline> parse_frame_outline(const nlohmann::json& result);
 struct ChildFrame;
 struct FrameTree {
   FrameOutline outline;
-  std::string frame_label;  // "" for the main frame; shown nowhere, kept for callers' bookkeeping
+  std::string ref_prefix = "e";  // the prefix the frame's refs were given ("e", "f2e"): ref = prefix + index
   std::vector<ChildFrame> children;
 };
 struct ChildFrame {
   int64_t iframe_index = 0;  // FrameIframe::index in the parent outline
+  // Where the child's viewport starts in the parent's (the iframe's content box: DOM.getBoxModel of the
+  // owner for an out-of-process frame). Unset: the iframe element's box origin, off by its border and
+  // padding.
+  std::optional<std::array<int64_t, 2>> content_origin;
   FrameTree tree;
 };
 
@@ -124,6 +129,19 @@ struct RenderedSnapshot {
 };
 
 RenderedSnapshot render_outline(const Outline& outline, const RenderOptions& options);
+
+// A ref's box in the main frame's viewport (CSS px), for the details (screenshots, L2 input).
+struct RefBox {
+  std::string ref;
+  int64_t x = 0;
+  int64_t y = 0;
+  int64_t width = 0;
+  int64_t height = 0;
+};
+
+// The boxes of every ref of the tree, child frames' offset by their iframes' origins; refs of a child frame
+// whose iframe is not in its parent's outline are left out (they are not shown either).
+std::vector<RefBox> ref_boxes(const FrameTree& tree);
 
 // Every line, indented, joined by '\n', cut at a line boundary before `max_bytes` (with a final "…" line).
 std::string outline_text(const Outline& outline, size_t max_bytes);

@@ -37,6 +37,7 @@ FrameTree recorded_page() {
   ChildFrame child;
   child.iframe_index = 6;  // "e6 iframe" in the main frame
   child.tree.outline = recorded_frame("snapshot_child_frame.json");
+  child.tree.ref_prefix = "f1e";
   tree.children.push_back(std::move(child));
   return tree;
 }
@@ -339,6 +340,30 @@ TEST(SnapshotScopeTest, FindKeepsMatchingLinesWithTheirAncestors) {
   scope.find = "cross-origin";
   EXPECT_EQ(printed(*scope_outline(outline, scope)),
             (std::vector<std::string>{"e6 iframe", " f1e1 button \"Cross-origin frame button\""}));
+}
+
+TEST(SnapshotBoxesTest, ChildFrameBoxesAreOffsetByTheirIframe) {
+  FrameTree tree = recorded_page();
+  const FrameRef iframe = tree.outline.refs[5];
+  ASSERT_EQ(iframe.index, 6);
+  const FrameRef inner = tree.children[0].tree.outline.refs[0];
+  std::vector<RefBox> boxes = ref_boxes(tree);
+  ASSERT_EQ(boxes.size(), 14u);
+  EXPECT_EQ(boxes[0].ref, "e1");
+  EXPECT_EQ(boxes[0].x, tree.outline.refs[0].rect[0]);
+  const RefBox& child = boxes.back();
+  EXPECT_EQ(child.ref, "f1e1");
+  EXPECT_EQ(child.x, iframe.rect[0] + inner.rect[0]);
+  EXPECT_EQ(child.y, iframe.rect[1] + inner.rect[1]);
+  EXPECT_EQ(child.width, inner.rect[2]);
+
+  tree.children[0].content_origin = std::array<int64_t, 2>{100, 200};  // as DOM.getBoxModel gives it
+  boxes = ref_boxes(tree);
+  EXPECT_EQ(boxes.back().x, 100 + inner.rect[0]);
+  EXPECT_EQ(boxes.back().y, 200 + inner.rect[1]);
+
+  tree.children[0].iframe_index = 99;
+  EXPECT_EQ(ref_boxes(tree).size(), 13u);
 }
 
 TEST(SnapshotTextTest, FullOutlineIsCutAtALineBoundary) {
