@@ -12,7 +12,8 @@
 //     notice saying how many refs were left out and how to reach them;
 //   - ref_boxes / outline_text / diff_outlines: boxes in the main viewport, the full outline and a line diff
 //     for the details.
-// Line format and rules: docs/browser.md, "Page scripts, snapshot and refs". Pure functions; any thread.
+// Line format and rules: docs/browser.md, "Page scripts, snapshot and refs". Pure functions (issue_refs
+// writes to the table it is given, which is thread-safe); any thread.
 #pragma once
 
 #include <array>
@@ -114,7 +115,7 @@ struct OutlineScope {
 Result<Outline> scope_outline(const Outline& outline, const OutlineScope& scope);
 
 struct RenderOptions {
-  size_t max_chars = 12'000;
+  size_t max_chars = 12'000;   // counted in UTF-8 bytes: never more characters, fewer for non-Latin text
   bool viewport_first = true;  // false: document order from the top (mode "full")
   std::string title;
   std::string url;
