@@ -53,6 +53,9 @@ const KEEL_INTERACTIVE_ROLES = new Set([
   'file', 'iframe', 'scrollbar',
 ]);
 
+/** Roles of controls whose value is typed text. */
+const KEEL_TEXT_ENTRY_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'combobox']);
+
 /** Roles that structure the outline (a line without a ref, children indented under it). */
 const KEEL_STRUCTURE_ROLES = new Set([
   'navigation', 'main', 'form', 'complementary', 'dialog', 'alertdialog', 'table', 'banner', 'contentinfo',
@@ -133,6 +136,34 @@ function keelContentText(el) {
 /** Elements whose text is not page text. */
 const KEEL_TEXTLESS_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE']);
 
+/** Form controls, whose option lists and contents are not part of a label naming them. */
+const KEEL_CONTROL_TAGS = new Set(['SELECT', 'TEXTAREA', 'INPUT', 'DATALIST', 'BUTTON']);
+
+/**
+ * A label's text without the controls inside it: `<label>Country <select>…</select></label>` names the
+ * select "Country", not "Country France Japan …".
+ * @param {Element} label
+ * @returns {string}
+ */
+function keelLabelText(label) {
+  if (!label.querySelector('select, textarea, input, datalist, button')) return keelContentText(label);
+  /** @type {string[]} */
+  const parts = [];
+  /** @param {Node} node */
+  const visit = (node) => {
+    for (const child of node.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        parts.push(child.nodeValue || '');
+      } else if (child instanceof Element && !KEEL_CONTROL_TAGS.has(child.tagName) &&
+                 !KEEL_TEXTLESS_TAGS.has(child.tagName) && keelRendered(child)) {
+        visit(child);
+      }
+    }
+  };
+  visit(label);
+  return parts.join(' ');
+}
+
 /**
  * The accessible name, close to what a screen reader announces (a practical subset of accname 1.2).
  * @param {Element} el
@@ -146,7 +177,7 @@ function keelAccessibleName(el, role) {
     const parts = [];
     for (const id of labelledBy.trim().split(/\s+/)) {
       const target = root.getElementById ? root.getElementById(id) : null;
-      if (target) parts.push(keelContentText(target));
+      if (target) parts.push(target === el ? '' : keelLabelText(target));
     }
     const joined = keelCleanText(parts.join(' '));
     if (joined) return joined;
@@ -155,7 +186,7 @@ function keelAccessibleName(el, role) {
   if (ariaLabel) return ariaLabel;
   const labels = /** @type {HTMLInputElement} */ (el).labels;
   if (labels && labels.length > 0) {
-    const text = keelCleanText(Array.from(labels, (label) => keelContentText(label)).join(' '));
+    const text = keelCleanText(Array.from(labels, (label) => keelLabelText(label)).join(' '));
     if (text) return text;
   }
   if (el.tagName === 'IMG' || el.tagName === 'AREA' ||
@@ -210,9 +241,11 @@ function keelStates(el, role) {
   if (input.required === true || el.getAttribute('aria-required') === 'true') states.push('required');
   if (input.readOnly === true || el.getAttribute('aria-readonly') === 'true') states.push('readonly');
   if (el.ownerDocument.activeElement === el) states.push('focused');
+  // A value typed that does not validate; an empty or unchecked required control is not "invalid" until a
+  // submission says so (as :user-invalid), so it is only "required" here.
+  const textEntry = el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && KEEL_TEXT_ENTRY_ROLES.has(role));
   if (el.getAttribute('aria-invalid') === 'true' ||
-      (typeof input.checkValidity === 'function' && input.willValidate && input.validity && !input.validity.valid &&
-       input.value !== '')) {
+      (textEntry && input.willValidate && input.validity && !input.validity.valid && input.value !== '')) {
     states.push('invalid');
   }
   return states;

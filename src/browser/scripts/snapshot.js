@@ -79,6 +79,8 @@ class KeelOutlineWriter {
     /** @type {Map<Element, boolean>} */ this.inViewCache = new Map();
     /** Inside a label of a shown control: its text is that control's name already. */
     this.labelDepth = 0;
+    /** The last line if it is a text run (to drop it when the next ref is named by it), else ''. */
+    this.lastText = '';
   }
 
   /** @returns {boolean} whether the walk must stop (node or time budget spent) */
@@ -112,6 +114,7 @@ class KeelOutlineWriter {
    * @returns {number} the line's index
    */
   push(depth, text, inView) {
+    this.lastText = '';
     const indent = this.marker ? ' '.repeat(Math.max(0, depth - 2)) + this.marker : ' '.repeat(depth);
     this.marker = '';
     this.lines.push(indent + text);
@@ -141,7 +144,10 @@ class KeelOutlineWriter {
     const owner = this.textOwner;
     this.text = [];
     this.textOwner = null;
-    if (text) this.push(this.textDepth, text, owner ? this.inView(owner) : false);
+    if (text) {
+      this.push(this.textDepth, text, owner ? this.inView(owner) : false);
+      this.lastText = text;
+    }
   }
 
   /**
@@ -153,6 +159,11 @@ class KeelOutlineWriter {
   addRef(el, depth, role) {
     this.flushText();
     const name = keelAccessibleName(el, role);
+    // A text run just before a control that it names (a label by aria-labelledby) says nothing new.
+    if (name && this.lastText === name && !this.marker) {
+      this.lines.pop();
+      this.view.pop();
+    }
     const index = keelRegister(el, role, name, this.nextIndex);
     let line = this.prefix + index + ' ' + role;
     if (name) line += ' ' + keelQuote(name);
@@ -209,6 +220,8 @@ class KeelOutlineWriter {
     ++this.nodes;
     if (this.spent()) return;
     if (KEEL_SKIPPED_TAGS.has(el.tagName)) return;
+    // A fieldset's legend is its group's name, on the group's line already.
+    if (el.tagName === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET') return;
     if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
     if (!keelRendered(el)) return;
     const block = KEEL_BLOCK_TAGS.has(el.tagName);

@@ -45,6 +45,13 @@ const tests = {
     check('hidden input skipped', !s.lines.join('\n').includes('token'));
     check('label text not repeated', !s.lines.some((l) => l.trim() === 'Agree' || l.trim() === 'Search'),
           s.lines.filter((l) => /^ *(Agree|Search)$/.test(l)));
+    check('label without the control inside it', !!refNamed(s, 'combobox', 'Country'), lineWith(s, 'France'));
+    check('legend only as the group name', s.lines.includes(' group "Delivery"') &&
+          !s.lines.some((l) => l.trim() === 'Delivery'), s.lines.filter((l) => l.includes('Delivery')));
+    check('labelling text not repeated', !s.lines.some((l) => l.trim() === 'City') && !!refNamed(s, 'textbox', 'City'),
+          s.lines.filter((l) => l.includes('City')));
+    check('unchecked required checkbox is not invalid', /checkbox "Terms" \[required\]$/.test(lineWith(s, '"Terms"') || ''),
+          lineWith(s, '"Terms"'));
     check('form is a structure line', s.lines.includes('form "Search"'), s.lines.slice(0, 12));
   },
 
