@@ -3,11 +3,11 @@
 // releases it or the call is cancelled, and a gatekeeper whose verdict the test sets.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,6 +16,7 @@
 #include "keel/gatekeeper.h"
 #include "keel/tool.h"
 #include "keel/tool_registry.h"
+#include "util/thread_annotations.h"
 
 namespace keel::mcp::testing {
 
@@ -77,41 +78,44 @@ class HeldTool final : public AgentTool {
     slot->done = std::move(done);
     size_t index = 0;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       index = slots_.size();
       slots_.push_back(slot);
     }
     // Registered outside the lock: a token already cancelled runs the callback at once.
     auto registration = context.cancel.on_cancel([this, slot, index] {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         cancelled_.push_back(index);
       }
       answer(slot, fail(codes::kCancelled, "cancelled"));
     });
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     registrations_.push_back(std::move(registration));
     changed_.notify_all();
   }
 
   // Waits until `count` calls started; false after a generous bound (a hung server, not a timing).
   bool wait_started(size_t count) {
-    std::unique_lock lock(mu_);
-    return changed_.wait_for(lock, std::chrono::seconds(30), [&] { return slots_.size() >= count; });
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (slots_.size() < count) {
+      if (lock.wait_until(changed_, give_up) == std::cv_status::timeout) break;
+    }
+    return slots_.size() >= count;
   }
   bool wait_cancelled(size_t index) {
-    std::unique_lock lock(mu_);
-    return changed_.wait_for(lock, std::chrono::seconds(30), [&] {
-      for (size_t i : cancelled_) {
-        if (i == index) return true;
-      }
-      return false;
-    });
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::find(cancelled_.begin(), cancelled_.end(), index) == cancelled_.end()) {
+      if (lock.wait_until(changed_, give_up) == std::cv_status::timeout) break;
+    }
+    return std::find(cancelled_.begin(), cancelled_.end(), index) != cancelled_.end();
   }
   void release(size_t index) {
     std::shared_ptr<Slot> slot;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       slot = slots_.at(index);
     }
     answer(slot, text_result("released " + std::to_string(index)));
@@ -119,38 +123,39 @@ class HeldTool final : public AgentTool {
 
  private:
   struct Slot {
-    std::mutex mu;
-    std::function<void(Result<ToolResult>)> done;
+    Mutex mu;
+    std::function<void(Result<ToolResult>)> done GUARDED_BY(mu);
   };
   void answer(const std::shared_ptr<Slot>& slot, Result<ToolResult> result) {
     std::function<void(Result<ToolResult>)> done;
     {
-      std::lock_guard lock(slot->mu);
+      MutexLock lock(slot->mu);
       done = std::move(slot->done);
       slot->done = nullptr;
     }
     if (done) done(std::move(result));
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     changed_.notify_all();
   }
 
   ToolSpec spec_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable changed_;
-  std::vector<std::shared_ptr<Slot>> slots_;
-  std::vector<size_t> cancelled_;
-  std::vector<CancellationRegistration> registrations_;
+  std::vector<std::shared_ptr<Slot>> slots_ GUARDED_BY(mu_);
+  std::vector<size_t> cancelled_ GUARDED_BY(mu_);
+  std::vector<CancellationRegistration> registrations_ GUARDED_BY(mu_);
 };
 
 // Returns `verdict` for every call and records the requests' tool names.
 class FakeGatekeeper final : public Gatekeeper {
  public:
   GateVerdict check(const GateRequest& request) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu);
     checked.push_back(request.descriptor->name);
     return verdict;
   }
-  std::mutex mu_;
+  // Set and read by the test while no call runs.
+  Mutex mu;
   GateVerdict verdict;
   std::vector<std::string> checked;
 };

@@ -91,8 +91,8 @@ struct McpStdioServer::Session {
     json id;
     std::string tool_call_id;
     CancellationSource source;
-    json progress_token;  // null: the client asked for no progress
-    int64_t progress = 0;
+    json progress_token;   // null: the client asked for no progress
+    int64_t progress = 0;  // under Session::mu (a mutex of another object: not annotated)
   };
 
   Mutex mu;

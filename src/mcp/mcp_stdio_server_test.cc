@@ -7,7 +7,7 @@
 #include <condition_variable>
 #include <functional>
 #include <istream>
-#include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <streambuf>
@@ -15,6 +15,7 @@
 
 #include "mcp/fake_tools_test_util.h"
 #include "mcp/mcp_errors.h"
+#include "util/thread_annotations.h"
 
 namespace keel::mcp {
 namespace {
@@ -29,20 +30,20 @@ using testing::registry_of;
 class FeedBuf final : public std::streambuf {
  public:
   void feed(const std::string& text) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     pending_ += text;
     changed_.notify_all();
   }
   void close() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     changed_.notify_all();
   }
 
  protected:
   int_type underflow() override {
-    std::unique_lock lock(mu_);
-    changed_.wait(lock, [&] { return !pending_.empty() || closed_; });
+    MutexLock lock(mu_);
+    while (pending_.empty() && !closed_) lock.wait(changed_);
     if (pending_.empty()) return traits_type::eof();
     current_.swap(pending_);
     pending_.clear();
@@ -51,11 +52,11 @@ class FeedBuf final : public std::streambuf {
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable changed_;
-  std::string pending_;
-  std::string current_;
-  bool closed_ = false;
+  std::string pending_ GUARDED_BY(mu_);
+  std::string current_;  // only the reading thread touches it
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 // An output the test reads lines from, waiting for them with a bound.
@@ -63,46 +64,47 @@ class CaptureBuf final : public std::streambuf {
  public:
   // The parsed lines written so far once `ready` holds for them; nullopt after a generous bound.
   std::optional<std::vector<json>> wait_for(const std::function<bool(const std::vector<json>&)>& ready) {
-    std::unique_lock lock(mu_);
-    std::optional<std::vector<json>> lines;
-    changed_.wait_for(lock, std::chrono::seconds(30), [&] {
+    MutexLock lock(mu_);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
       std::vector<json> parsed = parse();
-      if (!ready(parsed)) return false;
-      lines = std::move(parsed);
-      return true;
-    });
-    return lines;
+      if (ready(parsed)) return parsed;
+      if (lock.wait_until(changed_, give_up) == std::cv_status::timeout) return std::nullopt;
+    }
   }
   std::string text() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return text_;
   }
 
  protected:
   int_type overflow(int_type c) override {
     if (c == traits_type::eof()) return traits_type::not_eof(c);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     text_.push_back(traits_type::to_char_type(c));
     changed_.notify_all();
     return c;
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     text_.append(s, static_cast<size_t>(n));
     changed_.notify_all();
     return n;
   }
 
  private:
-  std::vector<json> parse() const {
+  // The whole lines written so far (a line still being written is left for later).
+  std::vector<json> parse() const REQUIRES(mu_) {
     std::vector<json> lines;
-    std::istringstream in(text_);
-    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+    for (size_t start = 0, end = text_.find('\n'); end != std::string::npos;
+         start = end + 1, end = text_.find('\n', start)) {
+      lines.push_back(json::parse(text_.substr(start, end - start)));
+    }
     return lines;
   }
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable changed_;
-  std::string text_;
+  std::string text_ GUARDED_BY(mu_);
 };
 
 const json* find_id(const std::vector<json>& lines, const json& id) {
