@@ -100,4 +100,12 @@ struct ChatOptions {
 // Needs a terminal on stdin and stdout (kExitSetup otherwise); kExitOk when the person leaves.
 int chat_command(const CommandContext& context, const ChatOptions& options);
 
+struct McpServerCommandOptions {
+  std::optional<std::filesystem::path> workspace;  // nullopt = the working directory
+  bool allow_writes = false;                       // run calls the policy would ask a person about
+};
+// Serves the workspace's builtin tools to an MCP client on stdin/stdout until stdin ends (kExitOk);
+// kExitSetup when the store, the policy or the workspace cannot be opened.
+int mcp_server_command(const CommandContext& context, const McpServerCommandOptions& options);
+
 }  // namespace keel::cli

@@ -178,6 +178,16 @@ int main(int argc, char** argv) {
                        "Where to put the demo's store and workspace (default: a new folder)");
   demo_cmd->add_flag("--json", demo.json, "Print the events as JSON lines");
 
+  // mcp-server
+  keel::cli::McpServerCommandOptions mcp_server;
+  std::string mcp_workspace;
+  CLI::App* mcp_server_cmd = app.add_subcommand(
+      "mcp-server", "Serve the workspace's tools to an MCP client over stdio (logs go to stderr)");
+  mcp_server_cmd->add_option("--workspace", mcp_workspace,
+                             "The file tools' folder (default: the working directory)");
+  mcp_server_cmd->add_flag("--allow-writes", mcp_server.allow_writes,
+                           "Run calls the policy would ask a person about (denials still refuse)");
+
   CLI11_PARSE(app, argc, argv);
   const SafeStderr safe_stderr;
 
@@ -248,5 +258,9 @@ int main(int argc, char** argv) {
     return keel::cli::chat_command(context, chat);
   }
   if (demo_cmd->parsed()) return keel::cli::demo_command(context, demo);
+  if (mcp_server_cmd->parsed()) {
+    if (!mcp_workspace.empty()) mcp_server.workspace = mcp_workspace;
+    return keel::cli::mcp_server_command(context, mcp_server);
+  }
   return 0;
 }
