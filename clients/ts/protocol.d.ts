@@ -39,6 +39,7 @@ export type ErrorCode =
   | "approval.not_found"
   | "approval.thread_mismatch"
   | "attachment.not_found"
+  | "browser.attach_failed"
   | "browser.cdp_error"
   | "browser.cdp_timeout"
   | "browser.disconnected"

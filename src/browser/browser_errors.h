@@ -13,6 +13,8 @@ inline constexpr char kBrowserDisconnected[] =
 inline constexpr char kBrowserCdpTimeout[] = "browser.cdp_timeout";  // a CDP command got no reply in time
 inline constexpr char kBrowserCdpError[] =
     "browser.cdp_error";  // the browser answered a command with an error
+inline constexpr char kBrowserAttachFailed[] =
+    "browser.attach_failed";  // the browser's DevTools endpoint could not be reached (or is not loopback)
 inline constexpr char kBrowserTargetClosed[] =
     "browser.target_closed";  // the command's session ended (its tab or frame went away)
 

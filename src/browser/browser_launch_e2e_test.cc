@@ -10,13 +10,16 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "browser/browser_errors.h"
 #include "browser/browser_test_support.h"
 #include "browser/cdp/event_waiter.h"
+#include "browser/cdp/websocket_transport.h"
 
 namespace keel::browser {
 namespace {
@@ -198,6 +201,53 @@ TEST_F(BrowserLaunch, TheBrowserKilledMidCallFailsTheCallWithDisconnected) {
   EXPECT_EQ(out["signal"], SIGKILL);
   EXPECT_EQ(out["clientClosed"], true);
   EXPECT_EQ(out.value("code", ""), codes::kBrowserDisconnected) << out.dump();
+}
+
+// Attaches a second client over WebSocket (the browser's HTTP endpoint → /json/version → ws://), asks for its
+// version, and checks that events arrive over it too.
+asio::awaitable<json> attach_over_websocket(TestBrowser* browser) {
+  // Chromium writes the port it bound and the browser's WebSocket path there before it serves CDP.
+  std::ifstream active_port(browser->process().profile_dir() / "DevToolsActivePort");
+  std::string port;
+  std::getline(active_port, port);
+  if (port.empty()) co_return json{{"setup", "no DevToolsActivePort in the profile"}};
+  const std::string endpoint = "http://127.0.0.1:" + port;
+  Result<std::unique_ptr<CdpTransport>> transport =
+      co_await connect_websocket(browser->executor(), endpoint, size_t{64} << 20, std::chrono::seconds(20));
+  if (!transport) co_return json{{"setup", transport.error().to_string()}};
+  auto client = CdpClient::create(browser->executor(), std::move(*transport));
+  client->start();
+  json no_params = json::object();
+  CallOptions version_options;
+  version_options.timeout = kStepTimeout;
+  Result<json> version =
+      co_await client->call("Browser.getVersion", std::move(no_params), "", std::move(version_options));
+  EventWaiter created(*client, [](const CdpEvent& e) { return e.method == "Target.targetCreated"; });
+  json discover = {{"discover", true}};
+  CallOptions discover_options;
+  discover_options.timeout = kStepTimeout;
+  Result<json> discovering = co_await client->call("Target.setDiscoverTargets", std::move(discover), "",
+                                                   std::move(discover_options));
+  CancellationToken never_cancelled;
+  Result<CdpEvent> event = co_await created.wait(kStepTimeout, never_cancelled);
+  json out = {{"product", version ? (*version).value("product", "") : version.error().to_string()},
+              {"discovering", discovering ? "" : discovering.error().to_string()},
+              {"event", event ? event->params["targetInfo"].value("type", "") : event.error().to_string()}};
+  client->close(Error(codes::kBrowserDisconnected, "the test is done"));
+  co_return out;
+}
+
+TEST_F(BrowserLaunch, AClientAttachesOverWebSocketToARunningBrowser) {
+  std::vector<std::string> debugging_port = {"--remote-debugging-port=0",
+                                             "--remote-debugging-address=127.0.0.1"};
+  auto launched = TestBrowser::launch(std::move(debugging_port));  // its own browser, with a debugging port
+  KEEL_SKIP_WITHOUT_CHROMIUM(launched);
+  TestBrowser& browser = **launched;
+  const json out = browser.run(attach_over_websocket(&browser));
+  ASSERT_FALSE(out.contains("setup")) << out.dump();
+  EXPECT_NE(out["product"].get<std::string>().find("Chrome/"), std::string::npos) << out.dump();
+  EXPECT_EQ(out["discovering"], "") << out.dump();
+  EXPECT_FALSE(out["event"].get<std::string>().empty()) << out.dump();
 }
 
 }  // namespace

@@ -35,16 +35,17 @@ asio::awaitable<bool> TestBrowser::stop(TestBrowser* browser) {
   co_return true;
 }
 
-Result<std::unique_ptr<TestBrowser>> TestBrowser::launch() {
+Result<std::unique_ptr<TestBrowser>> TestBrowser::launch(std::vector<std::string> extra_args) {
   std::unique_ptr<TestBrowser> browser(new TestBrowser());
-  Result<json> version = browser->run(start(browser.get()));
+  Result<json> version = browser->run(start(browser.get(), std::move(extra_args)));
   if (!version) return fail(version.error());
   browser->version_ = std::move(*version);
   return browser;
 }
 
-asio::awaitable<Result<json>> TestBrowser::start(TestBrowser* browser) {
+asio::awaitable<Result<json>> TestBrowser::start(TestBrowser* browser, std::vector<std::string> extra_args) {
   LaunchSpec spec;
+  spec.extra_args = std::move(extra_args);
   if (const char* executable = std::getenv("KEEL_CHROMIUM"); executable != nullptr && *executable != '\0') {
     spec.executable = executable;
   }

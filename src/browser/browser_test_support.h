@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "browser/browser_process.h"
 #include "browser/cdp/cdp_client.h"
@@ -33,8 +34,9 @@ namespace keel::browser::testing {
 
 class TestBrowser {
  public:
-  // Starts Chromium and waits (up to 20 s) for its first reply, Browser.getVersion.
-  static Result<std::unique_ptr<TestBrowser>> launch();
+  // Starts Chromium (with `extra_args` added to keel's) and waits (up to 20 s) for its first reply,
+  // Browser.getVersion.
+  static Result<std::unique_ptr<TestBrowser>> launch(std::vector<std::string> extra_args = {});
   ~TestBrowser();
   TestBrowser(const TestBrowser&) = delete;
   TestBrowser& operator=(const TestBrowser&) = delete;
@@ -56,7 +58,8 @@ class TestBrowser {
 
  private:
   TestBrowser();
-  static boost::asio::awaitable<Result<nlohmann::json>> start(TestBrowser* browser);
+  static boost::asio::awaitable<Result<nlohmann::json>> start(TestBrowser* browser,
+                                                              std::vector<std::string> extra_args);
   static boost::asio::awaitable<bool> stop(TestBrowser* browser);
 
   boost::asio::io_context io_;

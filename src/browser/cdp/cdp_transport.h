@@ -2,7 +2,7 @@
 //
 // A transport moves complete CDP messages (one JSON text each, framing removed) in both directions. It knows
 // nothing of ids, sessions or JSON: CdpClient does. Implementations: the pipe of a launched Chromium
-// (pipe_transport.h); a WebSocket to an attached one comes later.
+// (pipe_transport.h), and a WebSocket to a browser keel attaches to (websocket_transport.h).
 //
 // Threading: every member is called on the executor the transport was made with (a strand or a
 // single-threaded io_context), and the callbacks run there too, in order.
