@@ -1,9 +1,22 @@
 // browser/browser_errors.h — error codes of the browser layer (stable, part of the protocol: they reach
-// clients as tool results' error codes). Pending their merge into keel/error_codes.h; one block per work
-// package of issue 17.
+// clients as tool results' error codes and are listed in docs/protocol.md, which keel_error_registry_test
+// checks). One block per part of the layer.
 #pragma once
 
+#include "keel/error_codes.h"
+
 namespace keel::codes {
+
+// CDP client, transports and the browser process (browser/cdp/, browser/browser_process.h).
+inline constexpr char kBrowserLaunchFailed[] = "browser.launch_failed";  // Chromium could not be started
+inline constexpr char kBrowserDisconnected[] =
+    "browser.disconnected";  // the CDP connection closed (the browser exited or its pipe broke)
+inline constexpr char kBrowserCdpTimeout[] = "browser.cdp_timeout";  // a CDP command got no reply in time
+inline constexpr char kBrowserCdpError[] = "browser.cdp_error";  // the browser answered a command with an error
+inline constexpr char kBrowserAttachFailed[] =
+    "browser.attach_failed";  // the browser's DevTools endpoint could not be reached (or is not loopback)
+inline constexpr char kBrowserTargetClosed[] =
+    "browser.target_closed";  // the command's session ended (its tab or frame went away)
 
 // Refs and page scripts (browser/ref_table.h, browser/snapshot.h).
 inline constexpr char kBrowserUnknownRef[] =

@@ -1,0 +1,22 @@
+# keel_browser_test(NAME SOURCES... SUITES... [LIBS ...]): a GoogleTest executable that drives a real
+# Chromium, registered as one CTest test per gtest suite (not per test case: each suite starts one browser,
+# 1-2 s, and shares it). Labels e2e and browser; RESOURCE_LOCK chromium runs the browser suites one at a
+# time while other tests use the other cores. A suite skips only when Chromium cannot start, and fails
+# instead when KEEL_REQUIRE_CHROMIUM=1 (scripts/test.sh sets it; see src/browser/browser_test_support.h).
+function(keel_browser_test name)
+  if(NOT KEEL_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;SUITES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} keel_build_flags GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_options(${name} PRIVATE -Wno-mismatched-new-delete)
+  foreach(suite IN LISTS ARG_SUITES)
+    add_test(NAME ${name}.${suite} COMMAND ${name} --gtest_filter=${suite}.*)
+    set_tests_properties(${name}.${suite} PROPERTIES
+      LABELS "e2e;browser"
+      RESOURCE_LOCK chromium
+      TIMEOUT 240
+      SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  endforeach()
+endfunction()
