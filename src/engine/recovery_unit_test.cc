@@ -218,9 +218,11 @@ class RecoveryUnitTest : public testing::StoreTest {
   RunRepository runs_{clock_};
   QueueRepository queue_{clock_};
   InteractionRepository interactions_{clock_};
+  // Before the launcher and the actors: the actors' strands (some held by the launcher's records) must be
+  // destroyed while their io_context still exists.
+  boost::asio::io_context io_;
   RecordingReplies replies_;
   RecordingLauncher launcher_;
-  boost::asio::io_context io_;
   RecordingActors actors_{io_};
   std::optional<StoreWriter> writer_;
   std::optional<Waits> waits_;
