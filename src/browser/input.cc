@@ -22,7 +22,7 @@ struct NamedKey {
 
 // The keys with names (KeyboardEvent.key values of a US keyboard; virtual key codes as Windows numbers them,
 // which is what Chromium expects in windowsVirtualKeyCode on every platform).
-constexpr std::array<NamedKey, 29> kNamedKeys{{
+constexpr std::array<NamedKey, 30> kNamedKeys{{
     {"Enter", "Enter", 13, "\r", 0},
     {"Tab", "Tab", 9, "", 0},
     {"Escape", "Escape", 27, "", 0},
@@ -52,8 +52,8 @@ constexpr std::array<NamedKey, 29> kNamedKeys{{
     {"Shift", "ShiftLeft", 16, "", kModifierShift},
     {"Control", "ControlLeft", 17, "", kModifierControl},
     {"Alt", "AltLeft", 18, "", kModifierAlt},
+    {"Meta", "MetaLeft", 91, "", kModifierMeta},
 }};
-constexpr NamedKey kMeta{"Meta", "MetaLeft", 91, "", kModifierMeta};
 
 struct Alias {
   std::string_view alias;
@@ -189,7 +189,6 @@ std::optional<std::pair<KeyDefinition, bool>> lookup(std::string_view name) {
   for (const NamedKey& named : kNamedKeys) {
     if (equal_ignoring_case(name, named.name)) return std::pair(named_definition(named), false);
   }
-  if (equal_ignoring_case(name, kMeta.name)) return std::pair(named_definition(kMeta), false);
   return std::nullopt;
 }
 
@@ -276,6 +275,7 @@ Result<KeyChord> parse_key_chord(std::string_view chord) {
     return unknown_key(chord, quoted_name(parts.back()) + " is named twice");
   }
   if (key.key.size() == 1) {
+    // Only printable keys have one-character names, so printable() knows this one.
     const auto p = printable(key.key[0]);
     const bool letter = key.code.starts_with("Key");
     if ((result.modifier_mask & kModifierShift) != 0) {
