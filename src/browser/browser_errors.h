@@ -12,7 +12,8 @@ inline constexpr char kBrowserLaunchFailed[] = "browser.launch_failed";  // Chro
 inline constexpr char kBrowserDisconnected[] =
     "browser.disconnected";  // the CDP connection closed (the browser exited or its pipe broke)
 inline constexpr char kBrowserCdpTimeout[] = "browser.cdp_timeout";  // a CDP command got no reply in time
-inline constexpr char kBrowserCdpError[] = "browser.cdp_error";  // the browser answered a command with an error
+inline constexpr char kBrowserCdpError[] =
+    "browser.cdp_error";  // the browser answered a command with an error
 inline constexpr char kBrowserAttachFailed[] =
     "browser.attach_failed";  // the browser's DevTools endpoint could not be reached (or is not loopback)
 inline constexpr char kBrowserTargetClosed[] =
@@ -26,5 +27,18 @@ inline constexpr char kBrowserStaleRef[] =
     "browser.stale_ref";  // the element a ref named is gone or changed (navigation, re-render, closed tab)
 inline constexpr char kBrowserBadScriptResult[] =
     "browser.bad_script_result";  // a page script's result is not what keel expects (shape, reused index)
+
+// Navigation guard, L2 input and the restart state file (browser/origin_guard.h, browser/input.h,
+// browser/browser_state_file.h).
+inline constexpr char kBrowserNavigationRefused[] =
+    "browser.navigation_refused";  // a URL keel does not open (scheme) or an origin the policy denies
+inline constexpr char kBrowserUnknownKey[] =
+    "browser.unknown_key";  // a key or key chord the key table does not know ("Enterr", "Hyper+A")
+inline constexpr char kBrowserStateFileIo[] =
+    "browser.state_file_io";  // <data_dir>/browser/state.json cannot be read or written
+inline constexpr char kBrowserStateFileUnsafe[] =
+    "browser.state_file_unsafe";  // the state file is a symlink, another user's, or open to group/others
+inline constexpr char kBrowserStateFileDamaged[] =
+    "browser.state_file_damaged";  // the state file is not what keel writes (ignored: keel starts without it)
 
 }  // namespace keel::codes
