@@ -640,13 +640,14 @@ TEST(TurnLoopTest, ModelWithoutVisionIsNotOfferedToolsThatNeedVision) {
     h.start();
     std::string thread = h.create_thread();
     h.run_turn(thread, "go");
-    ASSERT_EQ(h.provider.requests().size(), 1u);
+    const auto requests = h.provider.requests();
+    ASSERT_EQ(requests.size(), 1u);
     bool offered = false;
-    for (const ProviderTool& offered_tool : h.provider.requests()[0].tools) {
+    for (const ProviderTool& offered_tool : requests[0].tools) {
       offered = offered || offered_tool.name == "page_picture";
     }
     EXPECT_EQ(offered, vision) << "vision: " << vision;
-    EXPECT_FALSE(h.provider.requests()[0].tools.empty()) << "the other tools are still offered";
+    EXPECT_FALSE(requests[0].tools.empty()) << "the other tools are still offered";
   }
 }
 
