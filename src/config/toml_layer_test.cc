@@ -410,11 +410,11 @@ downloads_dir = "dl"
 }
 
 TEST_F(TomlLayerTest, BrowserExecutableWithASlashIsAPathAndProfileNamesItsKind) {
-  apply("[browser]
+  apply(R"([browser]
 executable = "bin/chrome"
 profile = "persistent"
 attach = "ws://127.0.0.1:9222/devtools"
-");
+)");
   ASSERT_TRUE(problems_.empty()) << all_problems();
   EXPECT_EQ(config_.browser.executable, "/home/u/.config/keel/bin/chrome");
   EXPECT_EQ(config_.browser.profile, BrowserConfig::Profile::kPersistent);
@@ -453,9 +453,9 @@ favourite = "x"
 }
 
 TEST_F(TomlLayerTest, BrowserExtraArgsMustBeSwitches) {
-  apply("[browser]
+  apply(R"([browser]
 extra_args = ["--lang=de", "about:blank"]
-");
+)");
   const ConfigProblem& p = only_problem();
   EXPECT_EQ(p.key_path, "browser.extra_args");
   EXPECT_EQ(p.message, "each argument must be a --switch");
