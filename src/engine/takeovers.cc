@@ -18,10 +18,9 @@ Result<TakeoverTarget*> Takeovers::find(const std::string& name) const {
     if (target->name() == name) return target;
     names += (names.empty() ? "" : ", ") + std::string(target->name());
   }
-  return fail(
-      codes::kTakeoverUnknownTarget,
-      "there is nothing named '" + name + "' to take over; this keel has " +
-          (names.empty() ? "none (start it with the browser enabled to take the browser over)" : names));
+  return fail(codes::kTakeoverUnknownTarget, "there is nothing named '" + name +
+                                                 "' to take over; this keel has " +
+                                                 (names.empty() ? "nothing to take over" : "only: " + names));
 }
 
 bool Takeovers::set_person_holds(const std::string& thread_id, const std::string& target, bool person_holds) {
