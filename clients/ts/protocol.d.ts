@@ -207,6 +207,7 @@ export type ErrorCode =
   | "store.sql_error"
   | "store.transaction_closed"
   | "store.write_in_read_transaction"
+  | "takeover.unknown_target"
   | "thread.busy"
   | "thread.deleted"
   | "thread.not_found"
@@ -257,6 +258,7 @@ export type Event = {
     | "interaction.resolved"
     | "policy.updated"
     | "run.uncertain"
+    | "takeover.updated"
     | "turn.complete";
   threadId: string;
   seq: number;
@@ -478,6 +480,20 @@ export interface ParamsPolicyRemoveRule {
 export interface ParamsPolicySetHostPermissions {
   patterns: string[];
 }
+export interface ParamsTakeoverStart {
+  threadId: string;
+  /**
+   * what to take over, by name: one of initialize's takeover.targets ("browser")
+   */
+  target: string;
+}
+export interface ParamsTakeoverEnd {
+  threadId: string;
+  /**
+   * what to take over, by name: one of initialize's takeover.targets ("browser")
+   */
+  target: string;
+}
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
  * via the `definition` "params.session.subscribe".
@@ -516,6 +532,27 @@ export interface ResultInitialize {
       kind: string;
     }[];
   }[];
+  /**
+   * only when keel has something a person can take over (docs/protocol.md, Taking over)
+   */
+  takeover?: {
+    targets: {
+      name: string;
+      /**
+       * the target's own report of what it holds
+       */
+      state: {
+        [k: string]: unknown;
+      };
+    }[];
+    /**
+     * what a person holds now, per thread
+     */
+    held: {
+      threadId: string;
+      target: string;
+    }[];
+  };
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
@@ -738,6 +775,32 @@ export interface SiteRule {
   lifetime?: "untilRevoked" | "session" | "turn";
   sessionId?: string | null;
   turnId?: string | null;
+}
+/**
+ * This interface was referenced by `KeelProtocol`'s JSON-Schema
+ * via the `definition` "result.takeover.start".
+ */
+export interface ResultTakeoverStart {
+  interrupted: boolean;
+  turnId?: string;
+  /**
+   * the run's terminal state once the interrupt took effect
+   */
+  state?: string;
+  target: string;
+  holder: "person";
+}
+/**
+ * This interface was referenced by `KeelProtocol`'s JSON-Schema
+ * via the `definition` "result.takeover.end".
+ */
+export interface ResultTakeoverEnd {
+  target: string;
+  holder: "agent";
+  /**
+   * false when no person held the target (nothing happened)
+   */
+  handedBack: boolean;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
@@ -985,6 +1048,19 @@ export interface EventRunUncertain {
   toolCallId: string;
   name: string;
   offers: ("retry" | "mark_done" | "fail")[];
+}
+/**
+ * This interface was referenced by `KeelProtocol`'s JSON-Schema
+ * via the `definition` "event.takeover.updated".
+ */
+export interface EventTakeoverUpdated {
+  threadId: string;
+  target: string;
+  holder: "person" | "agent";
+  /**
+   * what the target answered (keel/takeover.h)
+   */
+  details?: {};
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema

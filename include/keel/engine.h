@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "keel/clock.h"
 #include "keel/engine_options.h"
@@ -32,6 +33,7 @@
 #include "keel/provider.h"
 #include "keel/scheduler.h"
 #include "keel/store.h"
+#include "keel/takeover.h"
 #include "keel/tool_registry.h"
 #include "keel/transport.h"
 
@@ -54,6 +56,9 @@ struct EngineDeps {
   // testing::SimulatedTime as both and move time by hand. Callbacks may run on any thread (the engine only
   // posts from them). Default: timers on the engine's io_context.
   Scheduler* scheduler = nullptr;
+  // Optional: what a person may take over from the agent (keel/takeover.h), reached by takeover.start and
+  // takeover.end; each outlives the engine and has its own name().
+  std::vector<TakeoverTarget*> takeover_targets{};
 };
 
 class EngineCore {

@@ -71,6 +71,9 @@ struct ToolSpec {
   std::optional<ToolTrust> trust;
   std::optional<ToolProvenance> provenance;
   ToolBinding binding;
+  // The tool is useful only to a model that sees images (a screenshot): a run whose model has vision:false
+  // is not offered it. Recorded in the catalog entry only when true, so no other tool's digest changes.
+  bool needs_vision = false;
 };
 
 // What a call acts on, for the Gatekeeper (resolved from the arguments before dispatch).
@@ -120,11 +123,22 @@ struct InteractionPlan {
   std::optional<int64_t> due_in_ms = std::nullopt;    // timer: fires this long after it was persisted
 };
 
+// Who asks for a call's target: tools whose targets depend on per-thread state (a browser's current tab,
+// its refs) resolve them for that thread.
+struct ToolScope {
+  std::string thread_id;
+  std::string tool_call_id;
+};
+
 struct ToolCallContext {
   std::string tool_call_id;
   std::string thread_id;
   CancellationToken cancel;
   std::function<void(ToolProgress)> progress;  // never null
+  // The target the Gatekeeper decided on (and a person may have approved), as resolve_target() gave it
+  // before dispatch. A tool whose target can change meanwhile (a page that navigated) compares it with the
+  // live one and refuses rather than act on something nobody decided on.
+  ToolTarget target{};
 };
 
 class AgentTool {
@@ -135,6 +149,12 @@ class AgentTool {
   virtual Result<ToolTarget> resolve_target(const nlohmann::json& params) const {
     (void)params;
     return ToolTarget{};
+  }
+  // The same for one call of one thread; the engine calls this one. Default: the overload above, so a tool
+  // whose target does not depend on the thread overrides only that one.
+  virtual Result<ToolTarget> resolve_target(const ToolScope& scope, const nlohmann::json& params) const {
+    (void)scope;
+    return resolve_target(params);
   }
   // How long one call may run before the engine ends it (tool.timed_out) and cancels it. nullopt (the
   // default): the engine's budget (EngineOptions::tool_time_budget). A tool whose calls legitimately run

@@ -43,10 +43,15 @@ struct ToolDescriptor {
   ToolTrust trust = ToolTrust::kTrusted;
   ToolProvenance provenance = ToolProvenance::kTool;
   ToolBinding binding;
-  std::string digest;  // lowercase hex SHA-256 of canonical(catalog_entry() without "digest")
+  bool needs_vision = false;  // ToolSpec::needs_vision
+  std::string digest;         // lowercase hex SHA-256 of canonical(catalog_entry() without "digest")
 
-  // The RunEnvironmentSnapshot.toolCatalog entry: everything above, as JSON.
+  // The RunEnvironmentSnapshot.toolCatalog entry: everything above, as JSON ("needsVision" only when true,
+  // so the entries and digests of tools from before the field are unchanged).
   nlohmann::json catalog_entry() const;
+  // Whether a model without vision is not offered the tool: needs_vision, or the name "screenshot" (how
+  // runs recorded before needs_vision existed tell it).
+  bool hidden_without_vision() const { return needs_vision || name == "screenshot"; }
   // The schema offered to the model.
   ProviderTool provider_tool() const;
   // "level=builtin effects=write recovery=never-retry binding=local", for messages.

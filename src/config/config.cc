@@ -250,6 +250,17 @@ void finalize_config(Config& config, ConfigProblems& problems) {
                   "an MCP server needs a command or a url");
     }
   }
+  BrowserConfig& browser = config.browser;
+  if (!browser.attach.empty() && browser.profile != BrowserConfig::Profile::kTemporary) {
+    add_problem(
+        problems, codes::kConfigBadValue, config, "browser.profile", "browser.profile",
+        "a profile is for a browser keel launches; the browser keel attaches to (browser.attach) keeps "
+        "its own (attach_context chooses keel's own context or the person's)");
+  }
+  if (browser.profile == BrowserConfig::Profile::kPersistent) {
+    browser.profile_dir = config.data_dir / "browser" / "profile";
+  }
+  if (browser.downloads_dir.empty()) browser.downloads_dir = config.data_dir / "browser" / "downloads";
   if (config.store_path.empty()) config.store_path = config.data_dir / "keel.db";
   if (config.master_key_file.empty()) config.master_key_file = config.data_dir / "master.key";
 }

@@ -78,6 +78,39 @@ struct McpServerConfig {
   McpTrust trust = McpTrust::kUntrusted;
 };
 
+// [browser]: the browser tools over the Chrome DevTools Protocol (docs/browser.md). Off by default, so a
+// configuration without the section offers exactly the tools it did before (and run digests stay the same).
+struct BrowserConfig {
+  enum class Profile { kTemporary, kPersistent, kPath };
+  enum class AttachContext { kOwn, kDefault };
+  enum class NoSandbox { kAuto, kYes, kNo };
+
+  bool enabled = false;
+  // An absolute path, or a bare command name looked up on PATH when the browser is launched.
+  std::string executable = "/usr/bin/chromium";
+  bool headless = true;
+  // kTemporary: a new profile per launch, removed afterwards; kPersistent: data_dir/browser/profile (logins
+  // survive restarts); kPath: profile_dir, given by the person.
+  Profile profile = Profile::kTemporary;
+  std::filesystem::path profile_dir;  // kPersistent and kPath (finalize_config fills kPersistent's)
+  // "" launches a browser; "http://127.0.0.1:9222" (its /json/version is asked for the WebSocket URL) or a
+  // "ws://" URL attaches to one that runs already.
+  std::string attach;
+  // Attached: keel's own browser context (kOwn), or the browser's default one, with the person's logins.
+  AttachContext attach_context = AttachContext::kOwn;
+  int64_t window_width = 1280;
+  int64_t window_height = 800;
+  NoSandbox no_sandbox = NoSandbox::kAuto;  // kAuto: --no-sandbox only when keel runs as root
+  std::vector<std::string> extra_args;      // more command-line switches for a launched browser
+  int64_t command_timeout_ms = 30'000;      // one CDP command
+  int64_t navigation_timeout_ms = 15'000;
+  int64_t screenshot_timeout_ms = 10'000;
+  int64_t settle_quiet_ms = 30;         // how long a page must be quiet after an action before it is reported
+  int64_t snapshot_max_chars = 12'000;  // the longest snapshot a tool returns
+  int64_t max_message_mb = 256;         // the largest CDP message accepted
+  std::filesystem::path downloads_dir;  // defaults to data_dir/browser/downloads
+};
+
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 std::string_view to_string(LogLevel level);
 enum class LogFormat { kText, kJson };
@@ -150,6 +183,7 @@ struct Config {
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kText;
   std::map<std::string, McpServerConfig> mcp_servers;
+  BrowserConfig browser;
 
   // The origin of every value a layer set, by key path. Values no layer set are built-in defaults.
   std::map<std::string, ValueOrigin, std::less<>> origins;
@@ -167,7 +201,8 @@ Config default_config(const EnvLookup& env, const std::filesystem::path& working
 
 // Completes a loaded Config (derived paths, model ids, base URLs) and checks what no single layer can:
 // every provider has a kind, every model a provider that exists, the default and task models exist, and
-// max_output fits the context window. Adds each failure to `problems`, skipping key paths already reported.
+// max_output fits the context window, and a browser profile is not given for a browser keel attaches to. Adds
+// each failure to `problems`, skipping key paths already reported.
 void finalize_config(Config& config, ConfigProblems& problems);
 
 // A dotted key path from segments, quoting those that are not bare TOML keys: {"models", "gpt-4.1"} ->

@@ -64,6 +64,31 @@ TEST(ConfigFinalizeTest, FillsDerivedPathsModelIdsAndBaseUrls) {
   EXPECT_EQ(config.providers.at("local").base_url, "https://api.openai.com/v1");
 }
 
+TEST(ConfigFinalizeTest, BrowserDirectoriesDefaultUnderTheDataDirectory) {
+  Config config;
+  config.data_dir = "/data/keel";
+  config.browser.profile = BrowserConfig::Profile::kPersistent;
+  ConfigProblems problems;
+  finalize_config(config, problems);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(config.browser.profile_dir, "/data/keel/browser/profile");
+  EXPECT_EQ(config.browser.downloads_dir, "/data/keel/browser/downloads");
+}
+
+TEST(ConfigFinalizeTest, AProfileForABrowserKeelAttachesToIsABadValue) {
+  Config config;
+  config.data_dir = "/data/keel";
+  config.browser.attach = "http://127.0.0.1:9222";
+  config.browser.profile = BrowserConfig::Profile::kPersistent;
+  config.origins["browser.profile"] = ValueOrigin{ValueOrigin::Layer::kUserFile, "/u/config.toml", 4, 11};
+  ConfigProblems problems;
+  finalize_config(config, problems);
+  ASSERT_EQ(problems.list().size(), 1u);
+  EXPECT_EQ(problems.list()[0].code, codes::kConfigBadValue);
+  EXPECT_EQ(problems.list()[0].key_path, "browser.profile");
+  EXPECT_EQ(problems.list()[0].origin.line, 4u);
+}
+
 TEST(ConfigFinalizeTest, ProviderWithoutKindIsAMissingValueAtTheProviderTable) {
   Config config;
   config.providers["p"].base_url = "http://127.0.0.1:1";

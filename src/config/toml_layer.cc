@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -47,6 +49,13 @@ constexpr std::array<Choice<LogFormat>, 2> kLogFormats = {
 constexpr std::array<Choice<bool>, 2> kStopWithToolCalls = {{{false, "error"}, {true, "tool_use"}}};
 constexpr std::array<Choice<McpTrust>, 2> kTrusts = {
     {{McpTrust::kUntrusted, "untrusted"}, {McpTrust::kTrusted, "trusted"}}};
+
+constexpr std::array<Choice<BrowserConfig::AttachContext>, 2> kAttachContexts = {
+    {{BrowserConfig::AttachContext::kOwn, "own"}, {BrowserConfig::AttachContext::kDefault, "default"}}};
+// Switches keel sets itself when it launches a browser: given again in browser.extra_args they would cut
+// keel off its browser (another debugging transport) or from its profile handling.
+constexpr std::array<std::string_view, 4> kReservedBrowserSwitches = {
+    "--remote-debugging-pipe", "--remote-debugging-port", "--remote-debugging-address", "--user-data-dir"};
 
 // Headers that carry credentials: those come from `credential` / `api_key_env`, so that no secret sits in
 // a configuration file or a run's snapshot.
@@ -110,6 +119,38 @@ bool is_http_url(std::string_view url) {
   return scheme && url.size() > rest && std::none_of(url.begin(), url.end(), [](char c) {
            return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
          });
+}
+
+// browser.attach: an http:// endpoint (whose /json/version names the WebSocket) or a ws:// URL.
+bool is_attach_url(std::string_view url) {
+  for (std::string_view scheme : {"http://", "https://", "ws://", "wss://"}) {
+    if (url.starts_with(scheme)) {
+      return url.size() > scheme.size() && std::none_of(url.begin(), url.end(), [](char c) {
+               return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
+             });
+    }
+  }
+  return false;
+}
+
+// browser.window_size: "<width>x<height>", each 100 to 10000 pixels.
+std::optional<std::pair<int64_t, int64_t>> parse_window_size(std::string_view text) {
+  const size_t x = text.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  auto dimension = [](std::string_view digits) -> std::optional<int64_t> {
+    if (digits.empty() || digits.size() > 5) return std::nullopt;
+    int64_t value = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + (c - '0');
+    }
+    if (value < 100 || value > 10'000) return std::nullopt;
+    return value;
+  };
+  const auto width = dimension(text.substr(0, x));
+  const auto height = dimension(text.substr(x + 1));
+  if (!width || !height) return std::nullopt;
+  return std::make_pair(*width, *height);
 }
 
 std::string lowercase(std::string_view text) {
@@ -176,10 +217,12 @@ class Applier {
         named_tables(v, path, &Applier::model);
       } else if (key == "mcp_servers") {
         named_tables(v, path, &Applier::mcp_server);
+      } else if (key == "browser") {
+        if (const toml::table* t = table_value(v, path)) browser(*t, path);
       } else {
         unknown(k, path,
                 "data_dir, default_model, task_model, token_budget, compaction, store, policy, log, "
-                "credentials, providers, models, mcp_servers");
+                "credentials, providers, models, mcp_servers, browser");
       }
     }
   }
@@ -608,6 +651,143 @@ class Applier {
         unknown(k, path, "command, args, env, url, trust");
       }
     }
+  }
+
+  void browser(const toml::table& table, const std::string& base) {
+    BrowserConfig& out = config_.browser;
+    for (auto&& [k, v] : table) {
+      const std::string_view key = k.str();
+      const std::string path = key_path_append(base, key);
+      if (key == "enabled") {
+        if (auto b = boolean(v, path)) out.enabled = *b;
+      } else if (key == "executable") {
+        browser_executable(v, path);
+      } else if (key == "headless") {
+        if (auto b = boolean(v, path)) out.headless = *b;
+      } else if (key == "profile") {
+        browser_profile(v, path);
+      } else if (key == "attach") {
+        auto url = string_value(v, path, true);
+        if (url && !url->empty() && !is_attach_url(*url)) {
+          config_.origins.erase(path);
+          problem(
+              codes::kConfigBadValue, v.source(), path,
+              "must be \"\" (launch a browser), an http:// endpoint such as \"http://127.0.0.1:9222\" or a "
+              "ws:// URL");
+        } else if (url) {
+          out.attach = *url;
+        }
+      } else if (key == "attach_context") {
+        if (auto c = choice(v, path, kAttachContexts)) out.attach_context = *c;
+      } else if (key == "window_size") {
+        auto text = string_value(v, path, false);
+        if (!text) continue;
+        if (auto size = parse_window_size(*text)) {
+          out.window_width = size->first;
+          out.window_height = size->second;
+        } else {
+          config_.origins.erase(path);
+          problem(codes::kConfigBadValue, v.source(), path,
+                  "expected \"<width>x<height>\" in pixels, each 100 to 10000, such as \"1280x800\"");
+        }
+      } else if (key == "no_sandbox") {
+        browser_no_sandbox(v, path);
+      } else if (key == "extra_args") {
+        browser_extra_args(v, path);
+      } else if (key == "command_timeout_ms") {
+        if (auto n = integer(v, path, 100, 600'000)) out.command_timeout_ms = *n;
+      } else if (key == "navigation_timeout_ms") {
+        if (auto n = integer(v, path, 100, 600'000)) out.navigation_timeout_ms = *n;
+      } else if (key == "screenshot_timeout_ms") {
+        if (auto n = integer(v, path, 100, 600'000)) out.screenshot_timeout_ms = *n;
+      } else if (key == "settle_quiet_ms") {
+        if (auto n = integer(v, path, 0, 10'000)) out.settle_quiet_ms = *n;
+      } else if (key == "snapshot_max_chars") {
+        if (auto n = integer(v, path, 1'000, 1'000'000)) out.snapshot_max_chars = *n;
+      } else if (key == "max_message_mb") {
+        if (auto n = integer(v, path, 1, 1'024)) out.max_message_mb = *n;
+      } else if (key == "downloads_dir") {
+        // "" is the default (data_dir/browser/downloads), set again by a later layer.
+        if (const auto* s = v.as_string(); s != nullptr && s->get().empty()) {
+          record(path, v);
+          out.downloads_dir.clear();
+        } else if (auto p = path_value(v, path)) {
+          out.downloads_dir = *p;
+        }
+      } else {
+        unknown(k, path,
+                "enabled, executable, headless, profile, attach, attach_context, window_size, no_sandbox, "
+                "extra_args, command_timeout_ms, navigation_timeout_ms, screenshot_timeout_ms, "
+                "settle_quiet_ms, snapshot_max_chars, max_message_mb, downloads_dir");
+      }
+    }
+  }
+
+  // A bare name is looked up on PATH at launch; anything with a slash is a path (relative to the file).
+  void browser_executable(const toml::node& node, const std::string& path) {
+    const auto* s = node.as_string();
+    if (s != nullptr && !s->get().empty() && s->get().find('/') == std::string::npos) {
+      if (auto name = string_value(node, path, false)) config_.browser.executable = *name;
+      return;
+    }
+    if (auto p = path_value(node, path)) config_.browser.executable = p->string();
+  }
+
+  // "temporary", "persistent", or the profile's directory (absolute, or ~/...).
+  void browser_profile(const toml::node& node, const std::string& path) {
+    auto text = string_value(node, path, false);
+    if (!text) return;
+    BrowserConfig& out = config_.browser;
+    if (*text == "temporary" || *text == "persistent") {
+      out.profile =
+          *text == "temporary" ? BrowserConfig::Profile::kTemporary : BrowserConfig::Profile::kPersistent;
+      out.profile_dir.clear();
+      return;
+    }
+    if (!text->starts_with("/") && !text->starts_with("~/")) {
+      config_.origins.erase(path);
+      problem(codes::kConfigBadValue, node.source(), path,
+              "expected \"temporary\", \"persistent\" or the profile directory as an absolute path");
+      return;
+    }
+    if (auto p = path_value(node, path)) {
+      out.profile = BrowserConfig::Profile::kPath;
+      out.profile_dir = *p;
+    }
+  }
+
+  // "auto" (only when keel runs as root, where Chromium's sandbox cannot start), or a boolean.
+  void browser_no_sandbox(const toml::node& node, const std::string& path) {
+    if (const auto* b = node.as_boolean()) {
+      record(path, node);
+      config_.browser.no_sandbox = b->get() ? BrowserConfig::NoSandbox::kYes : BrowserConfig::NoSandbox::kNo;
+    } else if (const auto* s = node.as_string(); s != nullptr && s->get() == "auto") {
+      record(path, node);
+      config_.browser.no_sandbox = BrowserConfig::NoSandbox::kAuto;
+    } else {
+      problem(codes::kConfigBadValue, node.source(), path, "expected \"auto\", true or false");
+    }
+  }
+
+  void browser_extra_args(const toml::node& node, const std::string& path) {
+    std::vector<std::string> args;
+    const size_t reported = problems_.size();
+    string_list(node, path, args);
+    if (problems_.size() != reported) return;  // not a list of strings
+    for (const std::string& arg : args) {
+      const std::string_view name = std::string_view(arg).substr(0, arg.find('='));
+      const bool reserved = std::find(kReservedBrowserSwitches.begin(), kReservedBrowserSwitches.end(),
+                                      name) != kReservedBrowserSwitches.end();
+      if (!arg.starts_with("--") || reserved) {
+        config_.origins.erase(path);
+        problem(codes::kConfigBadValue, node.source(), path,
+                arg.starts_with("--")
+                    ? std::string(name) + " is set by keel itself and cannot be changed here"
+                    : "each argument must be a --switch");
+        return;
+      }
+    }
+    config_.browser.extra_args = std::move(args);
   }
 
   void string_list(const toml::node& node, const std::string& path, std::vector<std::string>& out) {

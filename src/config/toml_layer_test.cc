@@ -347,6 +347,120 @@ TEST_F(TomlLayerTest, IntegersAreAcceptedForPricesAndThreshold) {
   EXPECT_DOUBLE_EQ(config_.models.at("m").price.input_per_million, 2.0);
 }
 
+TEST_F(TomlLayerTest, BrowserIsOffByDefaultWithTheDocumentedDefaults) {
+  apply("");
+  const BrowserConfig& b = config_.browser;
+  EXPECT_FALSE(b.enabled);
+  EXPECT_EQ(b.executable, "/usr/bin/chromium");
+  EXPECT_TRUE(b.headless);
+  EXPECT_EQ(b.profile, BrowserConfig::Profile::kTemporary);
+  EXPECT_EQ(b.attach, "");
+  EXPECT_EQ(b.attach_context, BrowserConfig::AttachContext::kOwn);
+  EXPECT_EQ(b.window_width, 1280);
+  EXPECT_EQ(b.window_height, 800);
+  EXPECT_EQ(b.no_sandbox, BrowserConfig::NoSandbox::kAuto);
+  EXPECT_TRUE(b.extra_args.empty());
+  EXPECT_EQ(b.command_timeout_ms, 30000);
+  EXPECT_EQ(b.navigation_timeout_ms, 15000);
+  EXPECT_EQ(b.screenshot_timeout_ms, 10000);
+  EXPECT_EQ(b.settle_quiet_ms, 30);
+  EXPECT_EQ(b.snapshot_max_chars, 12000);
+  EXPECT_EQ(b.max_message_mb, 256);
+}
+
+TEST_F(TomlLayerTest, BrowserSectionSetsEveryValueWithItsOrigin) {
+  apply(R"([browser]
+enabled = true
+executable = "chromium"
+headless = false
+profile = "~/profiles/work"
+attach_context = "default"
+window_size = "1024x768"
+no_sandbox = false
+extra_args = ["--lang=de", "--force-dark-mode"]
+command_timeout_ms = 5000
+navigation_timeout_ms = 20000
+screenshot_timeout_ms = 3000
+settle_quiet_ms = 0
+snapshot_max_chars = 20000
+max_message_mb = 64
+downloads_dir = "dl"
+)");
+  ASSERT_TRUE(problems_.empty()) << all_problems();
+  const BrowserConfig& b = config_.browser;
+  EXPECT_TRUE(b.enabled);
+  EXPECT_EQ(b.executable, "chromium") << "a bare name is looked up on PATH";
+  EXPECT_FALSE(b.headless);
+  EXPECT_EQ(b.profile, BrowserConfig::Profile::kPath);
+  EXPECT_EQ(b.profile_dir, "/home/u/profiles/work");
+  EXPECT_EQ(b.attach_context, BrowserConfig::AttachContext::kDefault);
+  EXPECT_EQ(b.window_width, 1024);
+  EXPECT_EQ(b.window_height, 768);
+  EXPECT_EQ(b.no_sandbox, BrowserConfig::NoSandbox::kNo);
+  EXPECT_EQ(b.extra_args, (std::vector<std::string>{"--lang=de", "--force-dark-mode"}));
+  EXPECT_EQ(b.command_timeout_ms, 5000);
+  EXPECT_EQ(b.navigation_timeout_ms, 20000);
+  EXPECT_EQ(b.screenshot_timeout_ms, 3000);
+  EXPECT_EQ(b.settle_quiet_ms, 0);
+  EXPECT_EQ(b.snapshot_max_chars, 20000);
+  EXPECT_EQ(b.max_message_mb, 64);
+  EXPECT_EQ(b.downloads_dir, "/home/u/.config/keel/dl");
+  EXPECT_EQ(config_.origin_of("browser.window_size").line, 7u);
+  EXPECT_EQ(config_.origin_of("browser.extra_args").line, 9u);
+}
+
+TEST_F(TomlLayerTest, BrowserExecutableWithASlashIsAPathAndProfileNamesItsKind) {
+  apply(R"([browser]
+executable = "bin/chrome"
+profile = "persistent"
+attach = "ws://127.0.0.1:9222/devtools"
+)");
+  ASSERT_TRUE(problems_.empty()) << all_problems();
+  EXPECT_EQ(config_.browser.executable, "/home/u/.config/keel/bin/chrome");
+  EXPECT_EQ(config_.browser.profile, BrowserConfig::Profile::kPersistent);
+  EXPECT_EQ(config_.browser.attach, "ws://127.0.0.1:9222/devtools");
+}
+
+TEST_F(TomlLayerTest, BadBrowserValuesAreReportedAtTheirKeyPaths) {
+  apply(R"([browser]
+enabled = "yes"
+profile = "work"
+attach = "127.0.0.1:9222"
+attach_context = "mine"
+window_size = "1280*800"
+no_sandbox = "sometimes"
+extra_args = ["--user-data-dir=/tmp/x"]
+command_timeout_ms = 0
+max_message_mb = 4096
+favourite = "x"
+)");
+  std::vector<std::string> paths;
+  for (const ConfigProblem& p : problems_.list()) paths.push_back(p.key_path);
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "browser.enabled", "browser.profile", "browser.attach", "browser.attach_context",
+                       "browser.window_size", "browser.no_sandbox", "browser.extra_args",
+                       "browser.command_timeout_ms", "browser.max_message_mb", "browser.favourite"}))
+      << all_problems();
+  EXPECT_EQ(problems_.list().back().code, codes::kConfigUnknownKey);
+  EXPECT_NE(problems_.list()[6].message.find("--user-data-dir is set by keel"), std::string::npos)
+      << problems_.list()[6].message;
+  const BrowserConfig defaults;
+  EXPECT_FALSE(config_.browser.enabled);
+  EXPECT_EQ(config_.browser.profile, defaults.profile);
+  EXPECT_EQ(config_.browser.window_width, defaults.window_width);
+  EXPECT_TRUE(config_.browser.extra_args.empty());
+  EXPECT_FALSE(config_.origins.contains("browser.window_size")) << "a refused value records no origin";
+}
+
+TEST_F(TomlLayerTest, BrowserExtraArgsMustBeSwitches) {
+  apply(R"([browser]
+extra_args = ["--lang=de", "about:blank"]
+)");
+  const ConfigProblem& p = only_problem();
+  EXPECT_EQ(p.key_path, "browser.extra_args");
+  EXPECT_EQ(p.message, "each argument must be a --switch");
+}
+
 // ---------------------------------------------------------------------------------------------------
 // One value (KEEL_* variables) and --set overrides
 
@@ -386,6 +500,15 @@ TEST_F(TomlOverrideTest, MalformedArgumentsAreParseErrors) {
   set("default_model=x\n[log]");
   ASSERT_EQ(problems_.list().size(), 4u) << all_problems();
   for (const ConfigProblem& p : problems_.list()) EXPECT_EQ(p.code, codes::kConfigParse) << p.to_string();
+}
+
+TEST_F(TomlOverrideTest, TheBrowserIsEnabledFromTheCommandLine) {
+  set("browser.enabled=true");
+  set("browser.no_sandbox=auto");
+  ASSERT_TRUE(problems_.empty()) << all_problems();
+  EXPECT_TRUE(config_.browser.enabled);
+  EXPECT_EQ(config_.browser.no_sandbox, BrowserConfig::NoSandbox::kAuto);
+  EXPECT_EQ(config_.origin_of("browser.enabled").layer, Layer::kCommandLine);
 }
 
 TEST_F(TomlOverrideTest, UnknownKeyFromTheCommandLineNamesTheArgument) {

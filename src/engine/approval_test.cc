@@ -18,7 +18,8 @@ using nlohmann::json;
 using testing::EngineHarness;
 using testing::ScriptedResponse;
 
-// A page tool (level L1, a write) whose target is the origin the page is on now.
+// A page tool (level L1, a write) whose target is the origin the page is on now. Like the browser's tools it
+// resolves per thread (the scopes it was asked for are kept) and keeps the target each execution was given.
 class PageTool final : public AgentTool {
  public:
   explicit PageTool(std::shared_ptr<std::string> origin) : origin_(std::move(origin)) {
@@ -26,16 +27,36 @@ class PageTool final : public AgentTool {
     spec_.level = ToolLevel::kL1;
   }
   const ToolSpec& spec() const override { return spec_; }
-  Result<ToolTarget> resolve_target(const json&) const override { return ToolTarget{.origin = *origin_}; }
-  void execute(ToolCallContext, json, std::function<void(Result<ToolResult>)> done) override {
+  using AgentTool::resolve_target;
+  Result<ToolTarget> resolve_target(const ToolScope& scope, const json&) const override {
+    MutexLock guard(mu_);
+    scopes_.push_back(scope);
+    return ToolTarget{.origin = *origin_};
+  }
+  void execute(ToolCallContext context, json, std::function<void(Result<ToolResult>)> done) override {
+    {
+      MutexLock guard(mu_);
+      executed_targets_.push_back(context.target);
+    }
     ++runs;
     done(text_result("clicked"));
+  }
+  std::vector<ToolScope> scopes() const {
+    MutexLock guard(mu_);
+    return scopes_;
+  }
+  std::vector<ToolTarget> executed_targets() const {
+    MutexLock guard(mu_);
+    return executed_targets_;
   }
   std::atomic<int> runs{0};
 
  private:
   std::shared_ptr<std::string> origin_;
   ToolSpec spec_;
+  mutable Mutex mu_;
+  mutable std::vector<ToolScope> scopes_ GUARDED_BY(mu_);
+  std::vector<ToolTarget> executed_targets_ GUARDED_BY(mu_);
 };
 
 class ApprovalTest : public ::testing::Test {
@@ -429,6 +450,37 @@ TEST_F(ApprovalTest, APageThatMovedToAnotherOriginAfterTheApprovalIsNotActedOn) 
   h.wait_complete(thread, 1);
   EXPECT_EQ(page->runs, 0);
   expect_last_result_refused("target changed");
+}
+
+TEST_F(ApprovalTest, TargetsAreResolvedForTheCallsThreadAndTheApprovedTargetReachesTheTool) {
+  AgentEvent asked = turn_that_asks("page_click");
+  const std::string call_id = asked.payload.value("toolCallId", "");
+  ASSERT_FALSE(call_id.empty()) << asked.payload.dump();
+  ASSERT_EQ(respond(asked.payload["approvalId"], "accept").type, "command.ack");
+  h.wait_complete(thread, 1);
+  ASSERT_EQ(page->runs, 1);
+  // Resolved before asking and again when the approval let the call run, each time for this thread's call.
+  const std::vector<ToolScope> scopes = page->scopes();
+  ASSERT_GE(scopes.size(), 2u);
+  for (const ToolScope& scope : scopes) {
+    EXPECT_EQ(scope.thread_id, thread);
+    EXPECT_EQ(scope.tool_call_id, call_id);
+  }
+  const std::vector<ToolTarget> executed = page->executed_targets();
+  ASSERT_EQ(executed.size(), 1u);
+  EXPECT_EQ(executed[0].origin, "https://shop.example");
+}
+
+TEST_F(ApprovalTest, ACallThatRunsWithoutAskingIsGivenTheTargetTheGatekeeperDecidedOn) {
+  ASSERT_EQ(h.request("policy.addRule", {{"scope", "https://shop.example"}, {"decision", "allow"}}).type,
+            "command.ack");
+  h.provider.push(ScriptedResponse::tool_calls({{"c1", "page_click", "{}"}}));
+  h.provider.push(ScriptedResponse::text("ok"));
+  h.run_turn(thread, "click");
+  const std::vector<ToolTarget> executed = page->executed_targets();
+  ASSERT_EQ(executed.size(), 1u);
+  EXPECT_EQ(executed[0], ToolTarget{.origin = "https://shop.example"});
+  EXPECT_TRUE(h.log.of_type("approval.request").empty());
 }
 
 TEST_F(ApprovalTest, AWriteOnAnOriginKeelHasNoHostPermissionForIsNeverDispatched) {

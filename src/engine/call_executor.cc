@@ -107,7 +107,9 @@ CallDecision CallExecutor::decide(const PlannedCall& call, bool approved) const 
     d.immediate_error = Error(valid.error().code(),
                               "The arguments do not match the tool's schema: " + valid.error().message() +
                                   ". Fix them and call again.");
-  } else if (auto resolved = d.tool->implementation->resolve_target(call.arguments); !resolved) {
+  } else if (auto resolved = d.tool->implementation->resolve_target(
+                 ToolScope{turn_.thread_id(), call.tool_call_id}, call.arguments);
+             !resolved) {
     d.immediate_error = resolved.error();
   } else if (!canonical_json(target_json(*resolved))) {
     // A file whose name is not UTF-8: it can be neither shown to a person for approval nor recorded, and
@@ -189,6 +191,7 @@ asio::awaitable<bool> CallExecutor::execute(PlannedCall call, RunState after, Ca
   context.tool_call_id = call.tool_call_id;
   context.thread_id = turn_.thread_id();
   context.cancel = turn_.cancel;
+  context.target = decision.target;
   turn_.engine.crash_point("tool.execute.before");
   turn_.in_flight_call = call.tool_call_id;
   // On the engine's tool workers, never on this I/O thread, within the call's time budget (its timeout

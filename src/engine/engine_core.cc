@@ -272,7 +272,10 @@ void EngineCore::Impl::handle_engine_op(Op op) {
   switch (spec->kind) {
     case kInitialize:
       if (auto params = params_or_reject<kInitialize>(op, "")) {
-        ack(op, "", {{"protocolVersion", kProtocolVersion}, {"unfinished", recovery_.unfinished_runs()}});
+        json result = {{"protocolVersion", kProtocolVersion}, {"unfinished", recovery_.unfinished_runs()}};
+        if (json takeover = takeovers_.describe(); !takeover.is_null())
+          result["takeover"] = std::move(takeover);
+        ack(op, "", std::move(result));
         // A client connecting (after a restart, say) is shown what is asked of it.
         if (params->subscribe) waits_.resend_waits();
       }
@@ -314,6 +317,8 @@ void EngineCore::Impl::handle_engine_op(Op op) {
     case kRunResolveUncertain:
     case kApprovalResponse:
     case kInteractionResponse:
+    case kTakeoverStart:
+    case kTakeoverEnd:
     case kSessionSubscribe:  // the transport's own, never the engine's
     case kSessionUnsubscribe:
       return needs_thread();
@@ -391,6 +396,12 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
       return;
     case kRunResume:
       if (auto params = params_or_reject<kRunResume>(op, thread_id)) resume_run(actor, op, *params);
+      return;
+    case kTakeoverStart:
+      if (auto params = params_or_reject<kTakeoverStart>(op, thread_id)) take_over(actor, op, *params);
+      return;
+    case kTakeoverEnd:
+      if (auto params = params_or_reject<kTakeoverEnd>(op, thread_id)) hand_back(actor, op, *params);
       return;
     case kTurnEnqueue:
     case kQueueUpdate: {
@@ -522,10 +533,15 @@ void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& act
     if (is_terminal(final_state)) {
       // The turn may have ended otherwise just before the interrupt reached it (its final reply had
       // arrived): `state` says how.
-      ack(op, actor->thread_id,
-          {{"interrupted", final_state == RunState::kInterrupted},
-           {"turnId", turn_id},
-           {"state", to_string(final_state)}});
+      json result = {{"interrupted", final_state == RunState::kInterrupted},
+                     {"turnId", turn_id},
+                     {"state", to_string(final_state)}};
+      // A takeover.start that interrupted the turn says what the person holds.
+      if (op.method == protocol::to_string(protocol::OpKind::kTakeoverStart)) {
+        result["target"] = op.params.value("target", "");
+        result["holder"] = "person";
+      }
+      ack(op, actor->thread_id, std::move(result));
     } else if (shutdown_.is_cancelled()) {
       reject(op, actor->thread_id,
              Error(codes::kEngineShutdown, "the engine is shutting down; the run keeps its last state"));
@@ -537,6 +553,56 @@ void EngineCore::Impl::answer_interrupts(const std::shared_ptr<ThreadActor>& act
                        std::string(to_string(final_state)) + ")"));
     }
   }
+}
+
+void EngineCore::Impl::take_over(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                 const protocol::TakeoverParams& params) {
+  const std::string& thread_id = actor->thread_id;
+  auto target = takeovers_.find(params.target);
+  if (!target) return reject(op, thread_id, target.error());
+  {
+    auto tx = store().begin(TxMode::kRead);
+    if (!tx) return reject(op, thread_id, tx.error());
+    if (auto thread = threads_.get_live(**tx, thread_id); !thread)
+      return reject(op, thread_id, thread.error());
+  }
+  // First the target stops acting for the agent, so nothing the interrupted turn still has in flight acts
+  // on it after the person started.
+  auto taken = (*target)->take_over(thread_id);
+  if (!taken) return reject(op, thread_id, taken.error());
+  if (takeovers_.set_person_holds(thread_id, params.target, true)) {
+    publish_event(thread_id,
+                  events::takeover_updated(thread_id, params.target, /*person_holds=*/true, *taken));
+  }
+  // Then the turn stops as turn.interrupt stops it: the run waits, interrupted, until the person continues.
+  if (!actor->turn()) {
+    return ack(op, thread_id, {{"interrupted", false}, {"target", params.target}, {"holder", "person"}});
+  }
+  actor->interrupt("the person took over the " + params.target);
+  if (actor->held() && shutdown_.is_cancelled()) {
+    return reject(op, thread_id,
+                  Error(codes::kEngineShutdown, "the engine is shutting down; the wait was not withdrawn"));
+  }
+  actor->defer_interrupt(op);
+  if (actor->held()) waits_.continue_held(actor);
+}
+
+void EngineCore::Impl::hand_back(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                                 const protocol::TakeoverParams& params) {
+  const std::string& thread_id = actor->thread_id;
+  auto target = takeovers_.find(params.target);
+  if (!target) return reject(op, thread_id, target.error());
+  json result = {{"target", params.target}, {"holder", "agent"}};
+  if (!takeovers_.person_holds(thread_id, params.target)) {
+    result["handedBack"] = false;  // the agent holds it already
+    return ack(op, thread_id, std::move(result));
+  }
+  auto back = (*target)->hand_back(thread_id);
+  if (!back) return reject(op, thread_id, back.error());
+  takeovers_.set_person_holds(thread_id, params.target, false);
+  publish_event(thread_id, events::takeover_updated(thread_id, params.target, /*person_holds=*/false, *back));
+  result["handedBack"] = true;
+  ack(op, thread_id, std::move(result));
 }
 
 void EngineCore::Impl::announce_turn(const std::shared_ptr<ThreadActor>& actor,

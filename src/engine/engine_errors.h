@@ -29,6 +29,8 @@ inline constexpr char kQueueEmpty[] = "queue.empty";
 // turn.interrupt: the interrupted state could not be committed (the store refused the write); the run keeps
 // its last persisted state.
 inline constexpr char kInterruptNotPersisted[] = "turn.interrupt_not_persisted";
+// takeover.start / takeover.end name no target this engine has (keel/takeover.h).
+inline constexpr char kTakeoverUnknownTarget[] = "takeover.unknown_target";
 // Recovery (spec §5).
 inline constexpr char kSnapshotTooLarge[] = "snapshot.too_large";
 inline constexpr char kSnapshotTooManyTools[] = "snapshot.too_many_tools";

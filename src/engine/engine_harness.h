@@ -122,6 +122,7 @@ struct HarnessOptions {
   // io_context (stress tests that want real jitter from tools that wait).
   bool real_timers = false;
   WriteGate* write_gate = nullptr;  // when set, the engine's writes pass it (testing/write_gate.h)
+  std::vector<TakeoverTarget*> takeover_targets{};  // EngineDeps::takeover_targets; they outlive the harness
 };
 
 class EngineHarness {
@@ -153,6 +154,7 @@ class EngineHarness {
                     &clock,
                     &ids};
     deps.scheduler = options_.real_timers ? nullptr : &clock;
+    deps.takeover_targets = options_.takeover_targets;
     // Subscribed before recovery, so the log sees the recovered turns' events from their start and a test
     // can wait on them.
     EngineOptions engine_options = options_.engine;

@@ -23,6 +23,7 @@
 #include "engine/policy_ops.h"
 #include "engine/recovery.h"
 #include "engine/steer_admission.h"
+#include "engine/takeovers.h"
 #include "engine/thread_actor.h"
 #include "engine/tool_dispatch.h"
 #include "engine/tool_workers.h"
@@ -174,6 +175,13 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   // Answers the actor's waiting interrupts once its turn's runner has ended in `final_state`: ACKed when
   // that state is terminal (committed), refused when the store kept the run's last state.
   void answer_interrupts(const std::shared_ptr<ThreadActor>& actor, RunState final_state);
+  // takeover.start: the target's take_over(), takeover.updated, then the turn.interrupt path (its answer
+  // waits for the interrupted state as turn.interrupt's does). takeover.end: the target's hand_back() and
+  // takeover.updated; the run stays as it is (interrupted) until the person continues it.
+  void take_over(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                 const protocol::TakeoverParams& params);
+  void hand_back(const std::shared_ptr<ThreadActor>& actor, const Op& op,
+                 const protocol::TakeoverParams& params);
 
   // ---- TurnLauncher (engine/waits.h) ----
   void continue_turn(std::shared_ptr<ThreadActor> actor, RunRecord run, CancellationToken cancel,
@@ -201,6 +209,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   EventBus bus_;
   StoreWriter writer_{*deps_.store, [this] { stop_for_store_failure(); }};
   PolicyOps policy_ops_{{*deps_.store, *deps_.clock, *deps_.gatekeeper, *this}};
+  Takeovers takeovers_{deps_.takeover_targets};
   TurnAdmission turn_admission_{
       {*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, options_.model, options_.transport}};
 

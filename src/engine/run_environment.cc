@@ -73,7 +73,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
                                                     std::to_string(limits.max_catalog_entries) + ")");
     }
     for (const auto& [name, tool] : tools.tools()) {
-      if (!model.vision && name == "screenshot") continue;
+      if (!model.vision && tool.descriptor->hidden_without_vision()) continue;
       json entry = tool.descriptor->catalog_entry();
       const std::string encoded = KEEL_TRY(canonical_json(entry));
       if (encoded.size() > limits.max_entry_bytes) {

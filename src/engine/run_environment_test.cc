@@ -26,9 +26,10 @@ class RunEnvironmentTest : public ::testing::Test {
     model.model = "m-1";
     model.parameters = {{"temperature", 0.2}};
   }
-  void add(const std::string& name, ToolEffects effects, json schema = json()) {
+  void add(const std::string& name, ToolEffects effects, json schema = json(), bool needs_vision = false) {
     ToolSpec spec = testing::simple_spec(name, effects);
     if (!schema.is_null()) spec.parameters = std::move(schema);
+    spec.needs_vision = needs_vision;
     auto tool = std::make_shared<testing::LambdaTool>(
         spec, [](ToolCallContext, json, auto done) { done(text_result("ok")); });
     ASSERT_TRUE(registry.register_tool(tool));
@@ -62,6 +63,18 @@ TEST_F(RunEnvironmentTest, CapturesPromptModelTransportAndCatalogUnderItsDigest)
   RunEnvironment env = *environment_of(snapshot);
   EXPECT_EQ(env.model.model, "m-1");
   EXPECT_EQ(env.tool_names, (std::vector<std::string>{"read_notes", "write_notes"}));
+}
+
+TEST_F(RunEnvironmentTest, AModelWithoutVisionHasNoToolThatNeedsVisionInItsCatalog) {
+  add("page_picture", ToolEffects::kRead, json(), /*needs_vision=*/true);
+  add("screenshot", ToolEffects::kRead);  // the name runs recorded before needs_vision are told by
+  model.vision = false;
+  EXPECT_EQ(environment_of(capture())->tool_names, (std::vector<std::string>{"read_notes", "write_notes"}));
+  model.vision = true;
+  const EnvironmentSnapshotRecord seeing = capture();
+  EXPECT_EQ(environment_of(seeing)->tool_names,
+            (std::vector<std::string>{"page_picture", "read_notes", "screenshot", "write_notes"}));
+  EXPECT_EQ(seeing.body["toolCatalog"][0].value("needsVision", false), true);
 }
 
 TEST_F(RunEnvironmentTest, EachBoundIsEnforcedWithItsOwnCode) {

@@ -626,6 +626,31 @@ TEST(TurnLoopTest, ModelWithoutToolUseGetsNoToolSchemas) {
   EXPECT_TRUE(h.provider.requests()[0].tools.empty());
 }
 
+TEST(TurnLoopTest, ModelWithoutVisionIsNotOfferedToolsThatNeedVision) {
+  for (const bool vision : {false, true}) {
+    HarnessOptions options;
+    options.engine.model.vision = vision;
+    EngineHarness h(options);
+    ToolSpec spec = testing::simple_spec("page_picture");
+    spec.needs_vision = true;
+    auto tool = std::make_shared<testing::LambdaTool>(
+        spec, [](ToolCallContext, json, auto done) { done(text_result("a picture")); });
+    ASSERT_TRUE(h.tools.register_tool(tool));
+    h.provider.push(ScriptedResponse::text("plain"));
+    h.start();
+    std::string thread = h.create_thread();
+    h.run_turn(thread, "go");
+    const auto requests = h.provider.requests();
+    ASSERT_EQ(requests.size(), 1u);
+    bool offered = false;
+    for (const ProviderTool& offered_tool : requests[0].tools) {
+      offered = offered || offered_tool.name == "page_picture";
+    }
+    EXPECT_EQ(offered, vision) << "vision: " << vision;
+    EXPECT_FALSE(requests[0].tools.empty()) << "the other tools are still offered";
+  }
+}
+
 TEST(TurnLoopTest, ModelWithoutVisionRefusesImageInputBeforeTheProviderCall) {
   HarnessOptions options;
   options.engine.model.vision = false;

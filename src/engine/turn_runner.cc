@@ -50,7 +50,7 @@ std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
     return generation->filtered([&](const ToolDescriptor& d) { return names.contains(d.name); });
   }
   if (!model.vision) {
-    generation = generation->filtered([](const ToolDescriptor& d) { return d.name != "screenshot"; });
+    generation = generation->filtered([](const ToolDescriptor& d) { return !d.hidden_without_vision(); });
   }
   return generation;
 }

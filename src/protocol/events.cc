@@ -161,6 +161,13 @@ Event run_uncertain(const RunRecord& run, const std::string& tool_call_id, const
 
 Event policy_updated(const json& change) { return {"policy.updated", change}; }
 
+Event takeover_updated(const std::string& thread_id, const std::string& target, bool person_holds,
+                       const json& details) {
+  json payload = {{"threadId", thread_id}, {"target", target}, {"holder", person_holds ? "person" : "agent"}};
+  if (details.is_object()) payload["details"] = details;
+  return {"takeover.updated", std::move(payload)};
+}
+
 Event command_ack(const Op& op, json result, bool replayed) {
   return {"command.ack",
           {{"clientId", op.client_id},

@@ -113,6 +113,11 @@ Event run_uncertain(const RunRecord& run, const std::string& tool_call_id, const
 
 // policy.updated: the change a policy.* op committed, as the gatekeeper returned it (keel/gatekeeper.h).
 Event policy_updated(const nlohmann::json& change);
+// takeover.updated {threadId, target, holder[, details]}: who uses `target` for the thread now, "person"
+// (takeover.start) or "agent" (takeover.end); details are the target's own answer (keel/takeover.h), when
+// it gave an object.
+Event takeover_updated(const std::string& thread_id, const std::string& target, bool person_holds,
+                       const nlohmann::json& details);
 
 // command.ack {clientId, submissionId, method, result, replayed}: `op` was accepted (its decision is
 // persisted); `replayed`: answered from the submission's receipt.

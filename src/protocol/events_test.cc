@@ -274,6 +274,19 @@ TEST(EventsTest, PolicyUpdatedIsTheCommittedChange) {
   expect_matches_schema(event);
 }
 
+TEST(EventsTest, TakeoverUpdatedNamesTheHolderAndCarriesTheTargetsDetailsOnlyWhenAnObject) {
+  const Event taken = takeover_updated("thread-1", "browser", /*person_holds=*/true, {{"tab", 1}});
+  EXPECT_EQ(taken.type, "takeover.updated");
+  EXPECT_EQ(
+      taken.payload,
+      (json{
+          {"threadId", "thread-1"}, {"target", "browser"}, {"holder", "person"}, {"details", {{"tab", 1}}}}));
+  expect_matches_schema(taken);
+  const Event back = takeover_updated("thread-1", "browser", /*person_holds=*/false, nullptr);
+  EXPECT_EQ(back.payload, (json{{"threadId", "thread-1"}, {"target", "browser"}, {"holder", "agent"}}));
+  expect_matches_schema(back);
+}
+
 TEST(EventsTest, CommandAnswersNameTheOpAndCarryItsResultOrError) {
   const Op op{"thread.create", "client-1", "sub-1", json::object()};
   const Event ack = command_ack(op, {{"threadId", "thread-1"}}, /*replayed=*/true);

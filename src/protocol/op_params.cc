@@ -82,6 +82,11 @@ Result<TurnInterruptParams> TurnInterruptParams::decode(const json& params) {
   return TurnInterruptParams{KEEL_TRY(optional_string(params, "turnId"))};
 }
 
+Result<TakeoverParams> TakeoverParams::decode(const json& params) {
+  KEEL_TRY(require_object(params));
+  return TakeoverParams{KEEL_TRY(required_string(params, "target"))};
+}
+
 Result<TurnSteerParams> TurnSteerParams::decode(const json& params) {
   KEEL_TRY(require_object(params));
   const json expected = member_or_null(params, "expectedTurnId");

@@ -54,6 +54,11 @@ struct TurnInterruptParams {
   std::optional<std::string> turn_id;  // absent: whichever turn runs
   static Result<TurnInterruptParams> decode(const nlohmann::json& params);
 };
+// takeover.start and takeover.end (keel/takeover.h).
+struct TakeoverParams {
+  std::string target;  // the TakeoverTarget's name: "browser"
+  static Result<TakeoverParams> decode(const nlohmann::json& params);
+};
 struct TurnSteerParams {
   std::string expected_turn_id;
   nlohmann::json input;        // null when absent
@@ -134,6 +139,8 @@ KEEL_OP_PARAMS_(kPolicySetMode, PolicyChangeParams)
 KEEL_OP_PARAMS_(kPolicyAddRule, PolicyChangeParams)
 KEEL_OP_PARAMS_(kPolicyRemoveRule, PolicyChangeParams)
 KEEL_OP_PARAMS_(kPolicySetHostPermissions, PolicyChangeParams)
+KEEL_OP_PARAMS_(kTakeoverStart, TakeoverParams)
+KEEL_OP_PARAMS_(kTakeoverEnd, TakeoverParams)
 #undef KEEL_OP_PARAMS_
 
 // The op's decoder: ParamsOf<K>::decode.

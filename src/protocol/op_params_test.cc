@@ -116,6 +116,14 @@ TEST(OpParamsTest, AnInterruptOrAResumeMayNameItsTurnOrRun) {
   EXPECT_EQ(code_of(decode<OpKind::kRunResume>({{"runId", true}}).error()), codes::kInvalidArgument);
 }
 
+TEST(OpParamsTest, ATakeoverNamesItsTarget) {
+  EXPECT_EQ(decode<OpKind::kTakeoverStart>({{"threadId", "t"}, {"target", "browser"}})->target, "browser");
+  EXPECT_EQ(decode<OpKind::kTakeoverEnd>({{"target", "browser"}})->target, "browser");
+  EXPECT_EQ(code_of(decode<OpKind::kTakeoverStart>({{"threadId", "t"}}).error()), codes::kInvalidArgument);
+  EXPECT_EQ(code_of(decode<OpKind::kTakeoverEnd>({{"target", ""}}).error()), codes::kInvalidArgument);
+  EXPECT_EQ(code_of(decode<OpKind::kTakeoverStart>({{"target", 1}}).error()), codes::kInvalidArgument);
+}
+
 TEST(OpParamsTest, AResolutionIsOneOfTheThree) {
   auto retry = decode<OpKind::kRunResolveUncertain>({{"resolution", "retry"}, {"runId", "r"}});
   ASSERT_TRUE(retry);

@@ -37,6 +37,8 @@ constexpr std::array kOps = {
     OpSpec{kPolicyAddRule, "policy.addRule", true, true, kThreadOrEngine, false},
     OpSpec{kPolicyRemoveRule, "policy.removeRule", true, true, kThreadOrEngine, false},
     OpSpec{kPolicySetHostPermissions, "policy.setHostPermissions", true, true, kThreadOrEngine, false},
+    OpSpec{kTakeoverStart, "takeover.start", false, true, kThread, false},
+    OpSpec{kTakeoverEnd, "takeover.end", false, true, kThread, false},
     OpSpec{kSessionSubscribe, "session.subscribe", false, true, kSession, false},
     OpSpec{kSessionUnsubscribe, "session.unsubscribe", false, true, kSession, false},
 };

@@ -43,6 +43,8 @@ enum class OpKind {
   kPolicyAddRule,
   kPolicyRemoveRule,
   kPolicySetHostPermissions,
+  kTakeoverStart,
+  kTakeoverEnd,
   kSessionSubscribe,
   kSessionUnsubscribe,
 };

@@ -174,6 +174,7 @@ Result<detail::CompiledToolSpec> compile_checked(const ToolSpec& spec) {
   d.trust = spec.trust.value_or(default_trust(spec.level));
   d.provenance = spec.provenance.value_or(default_provenance(spec.level));
   d.binding = spec.binding;
+  d.needs_vision = spec.needs_vision;
 
   compiled.validator = KEEL_TRY(compile_parameter_schema(d.parameters));
 
@@ -192,7 +193,7 @@ Result<detail::CompiledToolSpec> compile_checked(const ToolSpec& spec) {
 }  // namespace
 
 nlohmann::json ToolDescriptor::catalog_entry() const {
-  return nlohmann::json{
+  nlohmann::json entry{
       {"name", name},
       {"label", label},
       {"description", description},
@@ -209,6 +210,8 @@ nlohmann::json ToolDescriptor::catalog_entry() const {
         {"authIdentity", binding.auth_identity}}},
       {"digest", digest},
   };
+  if (needs_vision) entry["needsVision"] = true;
+  return entry;
 }
 
 ProviderTool ToolDescriptor::provider_tool() const { return ProviderTool{name, description, parameters}; }

@@ -287,6 +287,29 @@ TEST(DescriptorTest, CatalogEntryHasEveryFieldWithCamelCaseKeys) {
   EXPECT_EQ(entry, expected);
 }
 
+TEST(DescriptorTest, NeedsVisionIsInTheCatalogEntryAndDigestOnlyWhenSet) {
+  const ToolDescriptor plain = describe(valid_spec());
+  EXPECT_FALSE(plain.needs_vision);
+  EXPECT_FALSE(plain.catalog_entry().contains("needsVision")) << "entries of existing tools stay the same";
+  EXPECT_FALSE(plain.hidden_without_vision());
+
+  ToolSpec spec = valid_spec();
+  spec.needs_vision = true;
+  const ToolDescriptor seeing = describe(spec);
+  EXPECT_TRUE(seeing.needs_vision);
+  EXPECT_EQ(seeing.catalog_entry().at("needsVision"), true);
+  EXPECT_NE(seeing.digest, plain.digest);
+  EXPECT_TRUE(seeing.hidden_without_vision());
+}
+
+TEST(DescriptorTest, AToolNamedScreenshotIsHiddenWithoutVisionAsBeforeNeedsVisionExisted) {
+  ToolSpec spec = valid_spec();
+  spec.name = "screenshot";
+  const ToolDescriptor d = describe(spec);
+  EXPECT_FALSE(d.needs_vision);
+  EXPECT_TRUE(d.hidden_without_vision());
+}
+
 TEST(DescriptorTest, LocalBindingAppearsAsKindLocalWithEmptyFields) {
   const nlohmann::json binding = describe(valid_spec()).catalog_entry().at("binding");
   EXPECT_EQ(binding,

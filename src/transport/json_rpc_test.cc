@@ -174,13 +174,16 @@ TEST(JsonRpcTest, EnumValuesBoundsAndShapesAreCheckedAgainstTheSchema) {
 
 TEST(JsonRpcTest, MethodsAndReceiptsAreTheSchemasParamsDefinitions) {
   const std::vector<std::string> names = method_names();
-  EXPECT_EQ(names.size(), 27u);
+  EXPECT_EQ(names.size(), 29u);
   for (const std::string& name : names) {
     EXPECT_TRUE(is_op_method(name) != is_session_method(name)) << name;
   }
   EXPECT_TRUE(is_receipted("turn.submit"));
   EXPECT_TRUE(is_receipted("approval.response"));
   EXPECT_FALSE(is_receipted("turn.interrupt"));
+  EXPECT_TRUE(is_op_method("takeover.start"));
+  EXPECT_FALSE(is_receipted("takeover.start"));
+  EXPECT_FALSE(is_receipted("takeover.end"));
   EXPECT_FALSE(is_receipted("thread.list"));
   EXPECT_FALSE(is_op_method("turn.explode"));
 }

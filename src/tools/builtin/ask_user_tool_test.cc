@@ -16,7 +16,7 @@ TEST(AskUserToolTest, PlansAnAskUserInteractionWithTheQuestionAndChoices) {
   AskUserTool tool;
   auto plan = tool.plan_interaction({{"question", "Which branch?"}, {"choices", {"main", "dev"}}});
   ASSERT_TRUE(plan.has_value());
-  EXPECT_EQ(plan->kind, "ask_user");
+  EXPECT_EQ(plan->kind, InteractionKind::kAskUser);
   EXPECT_EQ(plan->request, (nlohmann::json{{"question", "Which branch?"}, {"choices", {"main", "dev"}}}));
   EXPECT_FALSE(plan->due_in_ms.has_value());
 }
@@ -72,7 +72,7 @@ TEST(TimerToolTest, PlansATimerDueAfterTheGivenSeconds) {
   TimerTool tool;
   auto plan = tool.plan_interaction({{"seconds", 2.5}, {"note", "check the build"}});
   ASSERT_TRUE(plan.has_value());
-  EXPECT_EQ(plan->kind, "timer");
+  EXPECT_EQ(plan->kind, InteractionKind::kTimer);
   EXPECT_EQ(plan->due_in_ms, 2500);
   EXPECT_EQ(plan->request["note"], "check the build");
 }
