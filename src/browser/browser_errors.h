@@ -12,11 +12,19 @@ inline constexpr char kBrowserLaunchFailed[] = "browser.launch_failed";  // Chro
 inline constexpr char kBrowserDisconnected[] =
     "browser.disconnected";  // the CDP connection closed (the browser exited or its pipe broke)
 inline constexpr char kBrowserCdpTimeout[] = "browser.cdp_timeout";  // a CDP command got no reply in time
-inline constexpr char kBrowserCdpError[] = "browser.cdp_error";  // the browser answered a command with an error
+inline constexpr char kBrowserCdpError[] =
+    "browser.cdp_error";  // the browser answered a command with an error
 inline constexpr char kBrowserAttachFailed[] =
     "browser.attach_failed";  // the browser's DevTools endpoint could not be reached (or is not loopback)
 inline constexpr char kBrowserTargetClosed[] =
     "browser.target_closed";  // the command's session ended (its tab or frame went away)
+
+// Tabs, frames and page-script calls (browser/browser_connection.h, browser/call_script.h).
+inline constexpr char kBrowserCrashed[] =
+    "browser.crashed";  // the browser exited or was killed during the call (or before it)
+inline constexpr char kBrowserTabCrashed[] = "browser.tab_crashed";  // the tab's renderer crashed
+inline constexpr char kBrowserNavigationFailed[] =
+    "browser.navigation_failed";  // the browser could not load the page (net::ERR_… in the text)
 
 // Refs and page scripts (browser/ref_table.h, browser/snapshot.h).
 inline constexpr char kBrowserUnknownRef[] =
