@@ -19,6 +19,13 @@ inline constexpr char kBrowserAttachFailed[] =
 inline constexpr char kBrowserTargetClosed[] =
     "browser.target_closed";  // the command's session ended (its tab or frame went away)
 
+// Tabs, frames and page-script calls (browser/browser_connection.h, browser/call_script.h).
+inline constexpr char kBrowserCrashed[] =
+    "browser.crashed";  // the browser exited or was killed during the call (or before it)
+inline constexpr char kBrowserTabCrashed[] = "browser.tab_crashed";  // the tab's renderer crashed
+inline constexpr char kBrowserNavigationFailed[] =
+    "browser.navigation_failed";  // the browser could not load the page (net::ERR_… in the text)
+
 // Refs and page scripts (browser/ref_table.h, browser/snapshot.h).
 inline constexpr char kBrowserUnknownRef[] =
     "browser.unknown_ref";  // not a ref keel issued (or issued before keel restarted)
