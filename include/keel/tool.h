@@ -150,9 +150,10 @@ class AgentTool {
     (void)params;
     return ToolTarget{};
   }
-  // The same for one call of one thread; the engine calls this one. Default: the overload above, so a tool
-  // whose target does not depend on the thread overrides only that one.
-  virtual Result<ToolTarget> resolve_target(const ToolScope& scope, const nlohmann::json& params) const {
+  // The same for one call of one thread; the engine calls this one. Default: resolve_target() above, so a
+  // tool whose target does not depend on the thread overrides only that one. (A name of its own, not an
+  // overload: overriding one of two overloads would hide the other, -Woverloaded-virtual.)
+  virtual Result<ToolTarget> resolve_target_for(const ToolScope& scope, const nlohmann::json& params) const {
     (void)scope;
     return resolve_target(params);
   }

@@ -27,8 +27,7 @@ class PageTool final : public AgentTool {
     spec_.level = ToolLevel::kL1;
   }
   const ToolSpec& spec() const override { return spec_; }
-  using AgentTool::resolve_target;
-  Result<ToolTarget> resolve_target(const ToolScope& scope, const json&) const override {
+  Result<ToolTarget> resolve_target_for(const ToolScope& scope, const json&) const override {
     MutexLock guard(mu_);
     scopes_.push_back(scope);
     return ToolTarget{.origin = *origin_};

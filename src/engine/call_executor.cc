@@ -107,7 +107,7 @@ CallDecision CallExecutor::decide(const PlannedCall& call, bool approved) const 
     d.immediate_error = Error(valid.error().code(),
                               "The arguments do not match the tool's schema: " + valid.error().message() +
                                   ". Fix them and call again.");
-  } else if (auto resolved = d.tool->implementation->resolve_target(
+  } else if (auto resolved = d.tool->implementation->resolve_target_for(
                  ToolScope{turn_.thread_id(), call.tool_call_id}, call.arguments);
              !resolved) {
     d.immediate_error = resolved.error();

@@ -40,7 +40,6 @@ class PageReadTool final : public AgentTool {
     spec_.level = ToolLevel::kL1;
   }
   const ToolSpec& spec() const override { return spec_; }
-  using AgentTool::resolve_target;
   Result<ToolTarget> resolve_target(const json&) const override {
     return ToolTarget{.origin = "https://evil.example"};
   }

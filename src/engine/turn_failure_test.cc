@@ -34,7 +34,6 @@ class ThrowingTargetTool final : public AgentTool {
  public:
   ThrowingTargetTool() : spec_(simple_spec("throw_target")) {}
   const ToolSpec& spec() const override { return spec_; }
-  using AgentTool::resolve_target;
   Result<ToolTarget> resolve_target(const json&) const override {
     throw std::runtime_error("resolve_target threw on purpose");
   }
@@ -51,7 +50,6 @@ class BadNameTool final : public AgentTool {
  public:
   BadNameTool() : spec_(simple_spec("touch", ToolEffects::kWrite)) {}
   const ToolSpec& spec() const override { return spec_; }
-  using AgentTool::resolve_target;
   Result<ToolTarget> resolve_target(const json&) const override {
     ToolTarget target;
     target.path = std::string("/workspace/caf\xE9.txt");

@@ -91,7 +91,8 @@ void ToolBridge::call(const std::string& name, json arguments, std::string call_
                                                  valid.error().message() + ". Fix them and call again."));
     return;
   }
-  auto target = tool->implementation->resolve_target(arguments);
+  // As the engine asks for it: the MCP session is one pseudo-thread (its tabs and refs, for browser tools).
+  auto target = tool->implementation->resolve_target_for(ToolScope{options_.thread_id, call_id}, arguments);
   if (!target) {
     done(outcome_of(target.error()));
     return;

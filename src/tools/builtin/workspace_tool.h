@@ -19,7 +19,6 @@ namespace keel::builtin {
 class WorkspaceTool : public AgentTool {
  public:
   const ToolSpec& spec() const final { return spec_; }
-  using AgentTool::resolve_target;  // the per-thread overload keeps its default
   Result<ToolTarget> resolve_target(const nlohmann::json& params) const final;
   void execute(ToolCallContext context, nlohmann::json params,
                std::function<void(Result<ToolResult>)> done) final;
