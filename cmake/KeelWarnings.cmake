@@ -13,6 +13,12 @@ if(KEEL_FAILPOINTS)
   target_compile_definitions(keel_build_flags INTERFACE KEEL_FAILPOINTS_ENABLED=1)
 endif()
 
+if(NOT KEEL_DEBUG_INFO)
+  # After the build type's -g, so it wins. scripts/test.sh builds this way: debug information is a third of
+  # the compile time of a Boost.Asio translation unit, and CI's time budget is finite.
+  add_compile_options(-g0)
+endif()
+
 if(KEEL_SANITIZE STREQUAL "address")
   # GCC 12 reports false -Wmaybe-uninitialized inside std::variant under the sanitizers' instrumentation.
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

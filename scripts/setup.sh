@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every system package keel needs on Debian 12 and configures + builds the project.
 # Idempotent and non-interactive. Usage: scripts/setup.sh [--no-build] [build-dir]
+# KEEL_DEBUG_INFO=OFF builds without debug information (scripts/test.sh does, to save compile time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,5 +55,6 @@ echo "scripts/setup.sh: npm ci in clients/ts"
 if [ "${1:-}" = "--no-build" ]; then exit 0; fi
 BUILD_DIR="${1:-build}"
 echo "scripts/setup.sh: configuring and building $BUILD_DIR"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKEEL_WERROR=ON \
+  -DKEEL_DEBUG_INFO="${KEEL_DEBUG_INFO:-ON}"
 cmake --build "$BUILD_DIR"
