@@ -48,4 +48,27 @@ inline constexpr char kBrowserStateFileUnsafe[] =
 inline constexpr char kBrowserStateFileDamaged[] =
     "browser.state_file_damaged";  // the state file is not what keel writes (ignored: keel starts without it)
 
+// Browser tools (browser/browser_runtime.h, browser/tools/).
+inline constexpr char kBrowserModalOpen[] =
+    "browser.modal_open";  // a dialog or file chooser is open on the tab; the error names the tool that
+                           // clears it
+inline constexpr char kBrowserNoModal[] = "browser.no_modal";  // no dialog or file chooser is open on the tab
+                                                               // (browser_handle_dialog, browser_upload_file)
+inline constexpr char kBrowserElementCovered[] =
+    "browser.element_covered";  // another element is on top of the ref's element at the point of the action
+                                // (named in the text)
+inline constexpr char kBrowserNotActionable[] =
+    "browser.not_actionable";  // the element cannot take this action (hidden, disabled, not editable, no such
+                               // option)
+inline constexpr char kBrowserTargetChanged[] =
+    "browser.target_changed";  // the page is no longer at the origin the call was decided (and maybe
+                               // approved) for
+inline constexpr char kBrowserNoSuchTab[] =
+    "browser.no_such_tab";  // the thread has no tab with this id (or no tab at all yet)
+inline constexpr char kBrowserTakenOver[] =
+    "browser.taken_over";  // a person has taken the browser over; the agent touches no page until it is
+                           // handed back
+inline constexpr char kBrowserUploadOutsideWorkspace[] =
+    "browser.upload_outside_workspace";  // a file to upload is not inside the workspace folder
+
 }  // namespace keel::codes
