@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "browser/cdp/cdp_client.h"
 
@@ -32,6 +34,41 @@ struct FrameState {
   int64_t world_generation = 0;  // counts the worlds this frame has had (a new one per document)
 };
 
+struct ModalState {
+  enum class Kind { kDialog, kFileChooser };
+  Kind kind = Kind::kDialog;
+  std::string dialog_type;  // "alert" | "confirm" | "prompt" | "beforeunload"
+  std::string message;
+  std::string default_prompt;
+  std::string url;
+  std::string session_id;
+  std::string frame_id;
+  int64_t backend_node_id = 0;  // file chooser: the <input type=file>
+  bool multiple = false;
+};
+struct ConsoleEntry {
+  int64_t seq = 0;
+  std::string level;
+  std::string text;
+  std::string url;
+};
+struct NetworkEntry {
+  int64_t seq = 0;
+  std::string request_id, method, url, resource_type;
+  int status = 0;
+  std::string failure;
+  bool finished = false;
+};
+struct DownloadEntry {
+  std::string guid, url, suggested_filename, state;
+  int64_t received_bytes = 0, total_bytes = 0;
+};
+struct BlockedNavigation {
+  std::string url;
+  std::string reason;
+  std::string frame_id;
+};
+
 struct TabState {
   int64_t tab_id = 0;
   std::string target_id;   // the page target
@@ -39,6 +76,20 @@ struct TabState {
   std::map<std::string, FrameState> frames;
   bool crashed = false;
   bool closed = false;
+  std::string title;
+  std::string url;
+  int http_status = 0;
+  std::optional<ModalState> modal;
+  int64_t auto_dismissed_dialogs = 0;
+  std::deque<ConsoleEntry> console;
+  std::deque<NetworkEntry> network;
+  int64_t console_seq = 0;
+  int64_t network_seq = 0;
+  std::vector<DownloadEntry> downloads;
+  std::vector<BlockedNavigation> blocked;
+  int64_t opener_tab = 0;
+  int64_t navigations = 0;
+  int64_t change_seq = 0;
 
   // The main frame (the one without a parent), if known yet.
   const FrameState* main_frame() const;

@@ -263,3 +263,35 @@ function keelSetChecked(args) {
   if (checked !== Boolean(args.checked)) return { ok: false, reason: 'not_checkable', checked };
   return { ok: true, checked };
 }
+
+/**
+ * Scrolls the element into view (centred), or the page by `dx`/`dy` pixels; returns the page's scroll
+ * position afterwards.
+ * @param {{index?: number, dx?: number, dy?: number}} args
+ * @returns {KeelActionResult & {x?: number, y?: number}}
+ */
+function keelScroll(args) {
+  if (typeof args.index === 'number') {
+    const el = keelLookup(args.index);
+    if (!el) return { ok: false, reason: 'stale' };
+    el.scrollIntoView({ block: 'center', inline: 'nearest' });
+  } else {
+    window.scrollBy(typeof args.dx === 'number' ? args.dx : 0, typeof args.dy === 'number' ? args.dy : 0);
+  }
+  return { ok: true, x: Math.round(window.scrollX), y: Math.round(window.scrollY) };
+}
+
+/**
+ * Moves the keyboard focus to the element (for a key press aimed at it).
+ * @param {KeelTarget} args
+ * @returns {KeelActionResult}
+ */
+function keelFocus(args) {
+  const target = keelActionTarget(args);
+  if ('failure' in target) return target.failure;
+  const el = target.el;
+  if (keelIsDisabled(el)) return { ok: false, reason: 'disabled' };
+  if (!(el instanceof HTMLElement) && !(el instanceof SVGElement)) return { ok: false, reason: 'not_editable' };
+  el.focus({ preventScroll: false });
+  return { ok: true };
+}

@@ -1,0 +1,425 @@
+#include "browser/browser_runtime.h"
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <exception>
+#include <utility>
+
+#include "browser/browser_errors.h"
+#include "util/origin.h"
+
+namespace keel::browser {
+namespace {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+constexpr std::chrono::seconds kFirstReplyTimeout{20};
+constexpr std::chrono::hours kForever{24 * 365};
+
+// Prepends the notices to a result: to the first text block of a success, to an error's message.
+Result<ToolResult> with_notices(Result<ToolResult> result, const std::vector<std::string>& notices) {
+  if (notices.empty()) return result;
+  std::string prefix;
+  for (const std::string& notice : notices) prefix += notice + "\n";
+  if (!result) return fail(Error(result.error().code(), prefix + result.error().message()));
+  for (ContentBlock& block : result->content) {
+    if (block.kind == ContentBlock::Kind::kText) {
+      block.text = prefix + block.text;
+      return result;
+    }
+  }
+  ContentBlock block;
+  block.text = std::move(prefix);
+  result->content.insert(result->content.begin(), std::move(block));
+  return result;
+}
+
+bool reopenable(const std::string& url) { return url.starts_with("http://") || url.starts_with("https://"); }
+
+}  // namespace
+
+// --- BrowserThread ---------------------------------------------------------------------------------------
+
+std::shared_ptr<BrowserConnection> BrowserThread::connection() const {
+  return runtime_->current_connection();
+}
+
+Result<int64_t> BrowserThread::tab(std::optional<int64_t> requested) const {
+  if (!requested) {
+    if (current_ == 0) {
+      return fail(codes::kBrowserNoSuchTab,
+                  "this thread has no tab yet: open a page with browser_navigate or browser_new_tab");
+    }
+    return current_;
+  }
+  if (std::find(tabs_.begin(), tabs_.end(), *requested) == tabs_.end()) {
+    std::string known;
+    for (int64_t id : tabs_) known += (known.empty() ? "" : ", ") + std::to_string(id);
+    return fail(codes::kBrowserNoSuchTab, "no tab " + std::to_string(*requested) +
+                                              " in this thread (tabs: " + (known.empty() ? "none" : known) +
+                                              "; browser_list_tabs lists them)");
+  }
+  return *requested;
+}
+
+asio::awaitable<Result<int64_t>> BrowserThread::ensure_tab() {
+  if (current_ != 0) co_return current_;
+  std::shared_ptr<BrowserConnection> connection = runtime_->current_connection();
+  if (!connection) co_return fail(codes::kBrowserCrashed, "the browser is not running");
+  Result<int64_t> created = co_await connection->create_tab(runtime_->options().command_timeout);
+  if (!created) co_return fail(created.error());
+  adopt(*created);
+  set_current(*created);
+  runtime_->publish(*this);
+  co_return *created;
+}
+
+void BrowserThread::set_current(int64_t tab_id) { current_ = tab_id; }
+
+void BrowserThread::adopt(int64_t tab_id) {
+  if (std::find(tabs_.begin(), tabs_.end(), tab_id) == tabs_.end()) tabs_.push_back(tab_id);
+}
+
+void BrowserThread::forget(int64_t tab_id) {
+  std::erase(tabs_, tab_id);
+  last_outlines_.erase(tab_id);
+  last_urls_.erase(tab_id);
+  if (current_ == tab_id) current_ = tabs_.empty() ? 0 : tabs_.back();
+}
+
+// --- BrowserRuntime --------------------------------------------------------------------------------------
+
+std::shared_ptr<BrowserRuntime> BrowserRuntime::create(RuntimeOptions options) {
+  return std::make_shared<BrowserRuntime>(PrivateTag(), std::move(options));
+}
+
+BrowserRuntime::BrowserRuntime(PrivateTag, RuntimeOptions options)
+    : options_(std::move(options)), work_(asio::make_work_guard(io_)) {
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+BrowserRuntime::~BrowserRuntime() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+    for (auto& [id, queue] : queues_) {
+      if (queue.in_flight) queue.in_flight->cancel("keel is shutting down");
+    }
+  }
+  asio::co_spawn(io_, shut_down(this), asio::detached);
+  thread_.join();
+  connection_.reset();
+  client_.reset();
+  process_.reset();  // kills what is left of the browser's process group, removes a temporary profile
+}
+
+asio::awaitable<void> BrowserRuntime::shut_down(BrowserRuntime* self) {
+  self->stop_.cancel("keel is shutting down");
+  if (self->process_ && !self->process_->exit_status()) {
+    if (self->client_) self->client_->notify("Browser.close", json::object(), "");
+    co_await self->process_->terminate(std::chrono::seconds(2));
+  }
+  if (self->client_) self->client_->close(Error(codes::kCancelled, "keel is shutting down"));
+  self->work_.reset();
+  self->io_.stop();
+}
+
+void BrowserRuntime::submit(std::string thread_id, CancellationToken cancel, BrowserOp op,
+                            std::function<void(Result<ToolResult>)> done) {
+  bool start = false;
+  {
+    MutexLock lock(mu_);
+    if (stopping_) {
+      asio::post(io_, [done] { done(fail(codes::kCancelled, "keel is shutting down")); });
+      return;
+    }
+    if (!threads_.contains(thread_id)) threads_[thread_id] = std::make_shared<BrowserThread>(thread_id, this);
+    Queue& queue = queues_[thread_id];
+    queue.waiting.push_back(Pending{std::move(cancel), std::move(op), std::move(done)});
+    start = !queue.running;
+    queue.running = true;
+  }
+  if (start) asio::post(io_, [self = shared_from_this(), thread_id] { self->start_next(thread_id); });
+}
+
+void BrowserRuntime::start_next(const std::string& thread_id) {
+  Pending next;
+  {
+    MutexLock lock(mu_);
+    Queue& queue = queues_[thread_id];
+    if (queue.waiting.empty()) {
+      queue.running = false;
+      queue.in_flight.reset();
+      return;
+    }
+    next = std::move(queue.waiting.front());
+    queue.waiting.pop_front();
+    queue.in_flight = std::make_shared<CancellationSource>();
+  }
+  asio::co_spawn(io_, run_op(shared_from_this(), thread_id, std::move(next)), asio::detached);
+}
+
+asio::awaitable<void> BrowserRuntime::run_op(std::shared_ptr<BrowserRuntime> self, std::string thread_id,
+                                             Pending pending) {
+  std::shared_ptr<CancellationSource> source;
+  std::shared_ptr<BrowserThread> thread;
+  bool taken_over = false;
+  {
+    MutexLock lock(self->mu_);
+    source = self->queues_[thread_id].in_flight;
+    thread = self->threads_[thread_id];
+    taken_over = self->taken_over_.contains(thread_id);
+  }
+  // The call's own token (interrupt) and the runtime's (shutdown) both cancel the op.
+  CancellationRegistration by_call = pending.cancel.on_cancel([source] { source->cancel("interrupted"); });
+  CancellationRegistration by_stop = self->stop_.token().on_cancel([source] { source->cancel("shutdown"); });
+  Result<ToolResult> result = fail(codes::kInternal, "the browser operation did not run");
+  if (taken_over) {
+    result = fail(codes::kBrowserTakenOver,
+                  "a person has taken the browser over; no page tool runs until they hand it back");
+  } else if (source->is_cancelled()) {
+    result = fail(codes::kCancelled, "cancelled before it started");
+  } else {
+    Result<std::shared_ptr<BrowserConnection>> connection = co_await self->connect();
+    if (!connection) {
+      result = fail(connection.error());
+    } else {
+      try {
+        result = co_await pending.op(thread, source->token());
+      } catch (const std::exception& e) {
+        // A bug in an op: the call fails, the runtime goes on.
+        result = fail(codes::kInternal, std::string("browser operation failed: ") + e.what());
+      }
+    }
+  }
+  result = with_notices(std::move(result), thread->take_notices());
+  self->publish(*thread);
+  pending.done(std::move(result));
+  self->start_next(thread_id);
+}
+
+asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserRuntime::connect() {
+  if (connection_ && !connection_->exited()) co_return connection_;
+  Result<void> launched = co_await launch();
+  if (!launched) co_return fail(launched.error());
+  co_return connection_;
+}
+
+asio::awaitable<Result<void>> BrowserRuntime::launch() {
+  std::optional<Error> previous_exit;
+  if (connection_) previous_exit = connection_->exited();
+  connection_.reset();
+  if (client_) client_->close(Error(codes::kBrowserCrashed, "relaunching"));
+  client_.reset();
+  process_.reset();
+  {
+    MutexLock lock(mu_);
+    pid_ = 0;
+  }
+  Result<std::unique_ptr<BrowserProcess>> process =
+      BrowserProcess::launch(io_.get_executor(), options_.launch);
+  if (!process) co_return fail(process.error());
+  process_ = std::move(*process);
+  client_ = CdpClient::create(io_.get_executor(), process_->take_transport());
+  client_->start();
+  CallOptions first;
+  first.timeout = kFirstReplyTimeout;
+  Result<json> version = co_await client_->call("Browser.getVersion", json::object(), "", std::move(first));
+  if (!version) {
+    std::string tail = process_->stderr_tail(800);
+    process_.reset();
+    co_return fail(codes::kBrowserLaunchFailed,
+                   "Chromium started but did not answer: " + version.error().message() + "\n" + tail);
+  }
+  ConnectionOptions connection_options;
+  connection_options.setup_timeout = options_.command_timeout;
+  Result<std::shared_ptr<BrowserConnection>> connection =
+      co_await BrowserConnection::start(client_, std::move(connection_options));
+  if (!connection) co_return fail(connection.error());
+  connection_ = std::move(*connection);
+  ++launches_;
+  {
+    MutexLock lock(mu_);
+    pid_ = process_->pid();
+  }
+  if (launches_ > 1) co_await restore_tabs(connection_);
+  asio::co_spawn(io_, watch(this, connection_, stop_.token()), asio::detached);
+  co_return Result<void>{};
+}
+
+asio::awaitable<void> BrowserRuntime::restore_tabs(std::shared_ptr<BrowserConnection> connection) {
+  std::vector<std::shared_ptr<BrowserThread>> threads;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [id, thread] : threads_) threads.push_back(thread);
+  }
+  for (const std::shared_ptr<BrowserThread>& thread : threads) {
+    if (thread->tabs_.empty()) continue;
+    thread->refs().invalidate_all("the browser was relaunched");
+    const std::vector<int64_t> old_tabs = thread->tabs_;
+    const int64_t old_current = thread->current_;
+    std::map<int64_t, std::string> urls = thread->last_urls_;
+    thread->tabs_.clear();
+    thread->current_ = 0;
+    thread->last_outlines_.clear();
+    thread->last_urls_.clear();
+    std::string reopened;
+    for (int64_t old_tab : old_tabs) {
+      const std::string url = urls.contains(old_tab) ? urls[old_tab] : "";
+      Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout);
+      if (!tab) break;
+      thread->adopt(*tab);
+      if (old_tab == old_current || thread->current_ == 0) thread->set_current(*tab);
+      if (reopenable(url)) {
+        CancellationToken never;
+        Result<void> loaded = co_await connection->navigate(*tab, url, options_.navigation_timeout, never);
+        reopened += "\n  tab " + std::to_string(*tab) + " (was tab " + std::to_string(old_tab) + "): " + url +
+                    (loaded ? "" : " (did not load: " + loaded.error().message() + ")");
+      } else {
+        reopened += "\n  tab " + std::to_string(*tab) + " (was tab " + std::to_string(old_tab) + "): blank";
+      }
+    }
+    thread->add_notice(
+        "The browser had exited and was relaunched; this thread's tabs were reopened at their last URLs "
+        "(GET, "
+        "nothing was re-submitted):" +
+        reopened +
+        "\nThe pages were reloaded: refs from earlier snapshots no longer work. Take a new snapshot.");
+    publish(*thread);
+  }
+}
+
+asio::awaitable<void> BrowserRuntime::watch(BrowserRuntime* self,
+                                            std::shared_ptr<BrowserConnection> connection,
+                                            CancellationToken stop) {
+  // wait_until re-evaluates its predicate after every change of any tab: publishing from it keeps the views
+  // current, and returning false keeps it waiting until the browser exits or keel stops.
+  std::function<bool()> on_change = [self, connection] {
+    if (self->connection_ == connection) self->publish_all();
+    return false;
+  };
+  Result<void> ended = co_await connection->wait_until(std::move(on_change), kForever, std::move(stop));
+  (void)ended;  // the browser exited (the next op relaunches it) or keel is stopping
+  if (self->connection_ == connection) self->publish_all();
+}
+
+void BrowserRuntime::publish_all() {
+  std::vector<std::shared_ptr<BrowserThread>> threads;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [id, thread] : threads_) threads.push_back(thread);
+  }
+  for (const std::shared_ptr<BrowserThread>& thread : threads) publish(*thread);
+}
+
+void BrowserRuntime::publish(BrowserThread& thread) {
+  ThreadView view;
+  if (connection_ && !connection_->exited()) {
+    for (int64_t tab_id : std::vector<int64_t>(thread.tabs_)) {
+      const TabState* state = connection_->tab(tab_id);
+      if (state == nullptr || state->closed) {
+        thread.refs().invalidate_tab(tab_id, "the tab was closed");
+        thread.forget(tab_id);
+        continue;
+      }
+      TabView tab;
+      tab.tab_id = tab_id;
+      tab.crashed = state->crashed;
+      if (const FrameState* main = state->main_frame()) {
+        tab.url = main->url;
+        tab.origin = main->origin == "null" ? "" : main->origin;
+        if (reopenable(main->url)) thread.last_urls_[tab_id] = main->url;
+      }
+      for (const auto& [frame_id, frame] : state->frames) tab.frame_origins[frame_id] = frame.origin;
+      view.tabs[tab_id] = std::move(tab);
+    }
+  } else {
+    for (int64_t tab_id : thread.tabs_) {
+      TabView tab;
+      tab.tab_id = tab_id;
+      tab.crashed = true;
+      view.tabs[tab_id] = std::move(tab);
+    }
+  }
+  view.current_tab = thread.current_;
+  MutexLock lock(mu_);
+  views_[thread.id()] = std::move(view);
+}
+
+std::string BrowserRuntime::owner_of(int64_t tab_id) const {
+  MutexLock lock(mu_);
+  for (const auto& [id, thread] : threads_) {
+    if (std::find(thread->tabs_.begin(), thread->tabs_.end(), tab_id) != thread->tabs_.end()) return id;
+  }
+  return "";
+}
+
+ThreadView BrowserRuntime::view(const std::string& thread_id) const {
+  MutexLock lock(mu_);
+  auto it = views_.find(thread_id);
+  return it == views_.end() ? ThreadView{} : it->second;
+}
+
+std::shared_ptr<BrowserThread> BrowserRuntime::thread_state(const std::string& thread_id) {
+  MutexLock lock(mu_);
+  std::shared_ptr<BrowserThread>& thread = threads_[thread_id];
+  if (!thread) thread = std::make_shared<BrowserThread>(thread_id, this);
+  return thread;
+}
+
+bool BrowserRuntime::busy(const std::string& thread_id) const {
+  MutexLock lock(mu_);
+  auto it = queues_.find(thread_id);
+  return it != queues_.end() && it->second.running;
+}
+
+int BrowserRuntime::browser_pid() const {
+  MutexLock lock(mu_);
+  return pid_;
+}
+
+Result<json> BrowserRuntime::take_over(const std::string& thread_id) {
+  json tabs = json::array();
+  {
+    MutexLock lock(mu_);
+    taken_over_.insert(thread_id);
+    auto queue = queues_.find(thread_id);
+    if (queue != queues_.end() && queue->second.in_flight) {
+      queue->second.in_flight->cancel("a person took the browser over");
+    }
+    auto view = views_.find(thread_id);
+    if (view != views_.end()) {
+      for (const auto& [id, tab] : view->second.tabs) tabs.push_back({{"tab", id}, {"url", tab.url}});
+    }
+  }
+  return json{{"headed", !options_.launch.headless}, {"tabs", std::move(tabs)}};
+}
+
+Result<json> BrowserRuntime::hand_back(const std::string& thread_id) {
+  std::shared_ptr<BrowserThread> thread;
+  {
+    MutexLock lock(mu_);
+    if (taken_over_.erase(thread_id) == 0) return json{{"changed", false}};
+    auto it = threads_.find(thread_id);
+    if (it != threads_.end()) thread = it->second;
+  }
+  if (thread) {
+    thread->refs().invalidate_all("a person used the browser since that snapshot");
+    asio::post(io_, [thread] {
+      thread->add_notice("A person used the browser and handed it back: take a new snapshot before acting.");
+    });
+  }
+  return json{{"changed", true}};
+}
+
+json BrowserRuntime::state() const {
+  MutexLock lock(mu_);
+  json held = json::array();
+  for (const std::string& thread_id : taken_over_) held.push_back(thread_id);
+  return json{{"takenOverThreads", std::move(held)}, {"running", pid_ != 0}};
+}
+
+}  // namespace keel::browser

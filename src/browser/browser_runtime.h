@@ -1,0 +1,220 @@
+// browser/browser_runtime.h — the browser the tools act on: one Chromium on its own I/O thread, the tabs and
+// refs of every agent thread, and the order in which their operations run.
+//
+// What it guarantees:
+//   - Every CDP exchange runs on the runtime's own thread (never an engine thread). Tools hand it an
+//     operation with submit(); the operations of one agent thread run one at a time, in submission order,
+//     and `done` is called exactly once for each, from the runtime's thread.
+//   - The browser is launched lazily, by the first operation. When it has exited or crashed, the next
+//     operation launches a new one, reopens the thread's tabs at their last URLs, marks every ref stale and
+//     starts its result with a notice saying so; nothing is clicked on the strength of an old ref.
+//   - Tabs belong to the agent thread that opened them (a popup to its opener's thread); each thread has a
+//     current tab. A thread never sees, and its refs never name, another thread's tabs.
+//   - resolve_target and previews read an immutable view of the tabs (ThreadView), published on the
+//     runtime's thread after every change, without waiting for the browser.
+//   - While a person holds the browser (take_over), every operation fails with browser.taken_over; the
+//     operations in flight are cancelled, held keys and buttons released and the L2 sessions detached.
+//   - The destructor cancels everything, closes the browser and joins the thread.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "browser/browser_connection.h"
+#include "browser/browser_process.h"
+#include "browser/origin_guard.h"
+#include "browser/ref_table.h"
+#include "keel/cancellation.h"
+#include "keel/error.h"
+#include "keel/takeover.h"
+#include "keel/tool.h"
+#include "tools/builtin/workspace.h"
+#include "util/thread_annotations.h"
+
+namespace keel::browser {
+
+struct RuntimeOptions {
+  LaunchSpec launch;
+  std::chrono::milliseconds command_timeout{30'000};
+  std::chrono::milliseconds navigation_timeout{15'000};
+  std::chrono::milliseconds screenshot_timeout{10'000};
+  // How long the page must stay quiet after an action before its report is written.
+  std::chrono::milliseconds settle_quiet{30};
+  // The longest an action waits for the requests it started (then the report says "still loading").
+  std::chrono::milliseconds settle_requests{5'000};
+  size_t snapshot_max_chars = 12'000;
+  std::filesystem::path download_dir;  // "" = downloads are denied
+  // Whether a thread's pages may go to an origin (the navigation guard). Null: every http(s) origin.
+  std::shared_ptr<const OriginPolicy> policy;
+  // The workspace folder uploads come from; null = browser_upload_file refuses every file.
+  std::shared_ptr<const builtin::Workspace> workspace;
+};
+
+// What resolve_target sees of a tab.
+struct TabView {
+  int64_t tab_id = 0;
+  std::string url;
+  std::string origin;  // the main frame's; "" for about:blank
+  std::string title;
+  bool crashed = false;
+  std::string modal;                                 // "" or the dialog/chooser, as the error would name it
+  std::map<std::string, std::string> frame_origins;  // frame id -> origin
+};
+
+struct ThreadView {
+  int64_t current_tab = 0;  // 0: the thread has no tab yet
+  std::map<int64_t, TabView> tabs;
+};
+
+class BrowserRuntime;
+
+// One agent thread's browser state. Only on the runtime's thread (ops get it by reference).
+class BrowserThread {
+ public:
+  BrowserThread(std::string id, BrowserRuntime* runtime) : id_(std::move(id)), runtime_(runtime) {}
+  const std::string& id() const { return id_; }
+  BrowserRuntime& runtime() { return *runtime_; }
+  RefTable& refs() { return refs_; }
+  std::shared_ptr<BrowserConnection> connection() const;
+
+  // The tab a call names (`requested`) or the current one: browser.no_such_tab when it is not this
+  // thread's, or when the thread has none and `requested` is unset.
+  Result<int64_t> tab(std::optional<int64_t> requested) const;
+  // The current tab, opening one (about:blank) when the thread has none.
+  boost::asio::awaitable<Result<int64_t>> ensure_tab();
+  void set_current(int64_t tab_id);
+  int64_t current() const { return current_; }
+  const std::vector<int64_t>& tabs() const { return tabs_; }
+  void adopt(int64_t tab_id);
+  void forget(int64_t tab_id);
+
+  // Text to put before the next result (a relaunch, events that came after the last report).
+  void add_notice(std::string notice) { notices_.push_back(std::move(notice)); }
+  std::vector<std::string> take_notices() { return std::exchange(notices_, {}); }
+
+  // The last snapshot's full outline of each tab (for the next diff).
+  std::map<int64_t, std::vector<std::string>>& last_outlines() { return last_outlines_; }
+  // Last committed URL of each tab (to reopen after a relaunch).
+  std::map<int64_t, std::string>& last_urls() { return last_urls_; }
+
+ private:
+  friend class BrowserRuntime;
+  std::string id_;
+  BrowserRuntime* runtime_;
+  RefTable refs_;
+  std::vector<int64_t> tabs_;
+  int64_t current_ = 0;
+  std::vector<std::string> notices_;
+  std::map<int64_t, std::vector<std::string>> last_outlines_;
+  std::map<int64_t, std::string> last_urls_;
+};
+
+// An operation on one thread's browser state. Parameters by value (coroutine); the cancellation token
+// fires on interrupt, takeover and shutdown.
+using BrowserOp = std::function<boost::asio::awaitable<Result<ToolResult>>(std::shared_ptr<BrowserThread>,
+                                                                           CancellationToken)>;
+
+class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_from_this<BrowserRuntime> {
+ public:
+  // Starts the runtime's thread; the browser itself starts with the first operation.
+  static std::shared_ptr<BrowserRuntime> create(RuntimeOptions options);
+  // Only for create() (make_shared needs a public constructor; the tag keeps others out).
+  struct PrivateTag {
+    explicit PrivateTag() = default;
+  };
+  BrowserRuntime(PrivateTag, RuntimeOptions options);
+  ~BrowserRuntime() override;
+  BrowserRuntime(const BrowserRuntime&) = delete;
+  BrowserRuntime& operator=(const BrowserRuntime&) = delete;
+
+  // Runs `op` for `thread_id` (see the header comment). Thread-safe; returns at once.
+  void submit(std::string thread_id, CancellationToken cancel, BrowserOp op,
+              std::function<void(Result<ToolResult>)> done) EXCLUDES(mu_);
+
+  // The thread's tabs as last published; empty for a thread that never used the browser. Any thread.
+  ThreadView view(const std::string& thread_id) const EXCLUDES(mu_);
+  // The thread's ref table (created on first use; refs are thread-safe). Any thread.
+  std::shared_ptr<BrowserThread> thread_state(const std::string& thread_id) EXCLUDES(mu_);
+
+  const RuntimeOptions& options() const { return options_; }
+  // Whether an operation of the thread is running or waiting. Any thread.
+  bool busy(const std::string& thread_id) const EXCLUDES(mu_);
+  // The running browser's pid (0 when none). For tests that kill it.
+  int browser_pid() const EXCLUDES(mu_);
+
+  // TakeoverTarget.
+  std::string_view name() const override { return "browser"; }
+  Result<nlohmann::json> take_over(const std::string& thread_id) override EXCLUDES(mu_);
+  Result<nlohmann::json> hand_back(const std::string& thread_id) override EXCLUDES(mu_);
+  nlohmann::json state() const override EXCLUDES(mu_);
+
+  // Runtime-thread only: the connection, launching the browser when there is none or it exited.
+  boost::asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> connect();
+  std::shared_ptr<BrowserConnection> current_connection() const { return connection_; }
+  // Runtime-thread only: publishes `thread`'s view (after a change of its tabs).
+  void publish(BrowserThread& thread) EXCLUDES(mu_);
+  // Runtime-thread only: which thread owns a tab (for the navigation guard). "" = none.
+  std::string owner_of(int64_t tab_id) const;
+  boost::asio::io_context& io() { return io_; }
+
+ private:
+  struct Pending {
+    CancellationToken cancel;
+    BrowserOp op;
+    std::function<void(Result<ToolResult>)> done;
+  };
+  struct Queue {
+    std::deque<Pending> waiting;
+    bool running = false;
+    std::shared_ptr<CancellationSource> in_flight;  // cancels the running op (takeover, shutdown)
+  };
+
+  void start_next(const std::string& thread_id);
+  static boost::asio::awaitable<void> run_op(std::shared_ptr<BrowserRuntime> self, std::string thread_id,
+                                             Pending pending);
+  boost::asio::awaitable<Result<void>> launch();
+  // After a relaunch: reopen every thread's tabs at their last URLs.
+  boost::asio::awaitable<void> restore_tabs(std::shared_ptr<BrowserConnection> connection);
+  // Keeps the published views and last URLs true to the connection's tab states.
+  static boost::asio::awaitable<void> watch(BrowserRuntime* self,
+                                            std::shared_ptr<BrowserConnection> connection,
+                                            CancellationToken stop);
+  static boost::asio::awaitable<void> shut_down(BrowserRuntime* self);
+  void publish_all();
+
+  RuntimeOptions options_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread thread_;
+
+  // Runtime thread only.
+  std::unique_ptr<BrowserProcess> process_;
+  std::shared_ptr<CdpClient> client_;
+  std::shared_ptr<BrowserConnection> connection_;
+  int64_t launches_ = 0;
+  CancellationSource stop_;  // ends the watcher and every op at shutdown
+
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<BrowserThread>> threads_ GUARDED_BY(mu_);
+  std::map<std::string, Queue> queues_ GUARDED_BY(mu_);
+  std::map<std::string, ThreadView> views_ GUARDED_BY(mu_);
+  std::set<std::string> taken_over_ GUARDED_BY(mu_);  // threads whose browser a person holds
+  int pid_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace keel::browser

@@ -1,0 +1,288 @@
+// BrowserTools: the browser_* tools end to end in a real headless Chromium, against the test pages served
+// on 127.0.0.1 — called as the engine calls them (resolve_target_for, then execute with the decided target),
+// without an engine. One BrowserRuntime per suite; each test is its own agent thread (own tabs and refs).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <future>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "browser/browser_errors.h"
+#include "browser/browser_runtime.h"
+#include "browser/browser_test_support.h"
+#include "browser/tools/register.h"
+#include "keel/tool_registry.h"
+#include "model_server/static_site.h"
+
+namespace keel::browser {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::chrono::seconds kCallDeadline{60};
+
+struct Outcome {
+  Result<ToolResult> result = fail(codes::kInternal, "not run");
+  std::string text() const {
+    if (!result) return "error " + result.error().code() + ": " + result.error().message();
+    std::string all;
+    for (const ContentBlock& block : result->content) all += block.text;
+    return all;
+  }
+  std::string code() const { return result ? std::string() : result.error().code(); }
+};
+
+// The ref a snapshot gave the line that contains `what` (`button "Buy now"`), or "" when none does.
+std::string ref_of(const std::string& snapshot, const std::string& what) {
+  std::regex line("^[ -]*((?:f[0-9]+)?e[0-9]+) (.*)$");
+  size_t start = 0;
+  while (start < snapshot.size()) {
+    size_t end = snapshot.find('\n', start);
+    if (end == std::string::npos) end = snapshot.size();
+    std::string text = snapshot.substr(start, end - start);
+    std::smatch match;
+    if (std::regex_match(text, match, line) && match[2].str().find(what) != std::string::npos)
+      return match[1].str();
+    start = end + 1;
+  }
+  return "";
+}
+
+class BrowserTools : public ::testing::Test {
+ protected:
+  // One runtime, one browser and one site for the suite; the first operation launches Chromium.
+  static void SetUpTestSuite() {
+    model_server::StaticSiteOptions options;
+    options.root = KEEL_BROWSER_PAGES;
+    options.listeners = 2;
+    Result<std::unique_ptr<model_server::StaticSite>> site = model_server::StaticSite::start(options);
+    if (!site) {
+      started_ = fail(site.error());
+      return;
+    }
+    site_ = std::move(*site);
+    RuntimeOptions runtime_options;
+    runtime_options.navigation_timeout = std::chrono::seconds(10);
+    runtime_ = BrowserRuntime::create(runtime_options);
+    registry_ = std::make_unique<ToolRegistry>();
+    started_ = register_browser_tools(*registry_, runtime_);
+    if (!started_) return;
+    // Launch now, so that a Chromium that cannot start is one clear skip (or failure) per test.
+    std::promise<Result<ToolResult>> launched;
+    std::future<Result<ToolResult>> done = launched.get_future();
+    BrowserOp nothing = [](std::shared_ptr<BrowserThread>,
+                           CancellationToken) -> boost::asio::awaitable<Result<ToolResult>> {
+      co_return ToolResult{};
+    };
+    runtime_->submit("launch", CancellationToken(), std::move(nothing),
+                     [&launched](Result<ToolResult> result) { launched.set_value(std::move(result)); });
+    Result<ToolResult> result = done.get();
+    started_ = result ? Result<void>{} : Result<void>(fail(result.error()));
+  }
+  static void TearDownTestSuite() {
+    registry_.reset();
+    runtime_.reset();
+    site_.reset();
+  }
+
+  void SetUp() override {
+    KEEL_SKIP_WITHOUT_CHROMIUM(started_);
+    thread_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  // Calls a tool as the engine does: validate, resolve the target for this thread, execute with it.
+  Outcome call(const std::string& tool, json params, CancellationToken cancel = {}) {
+    const RegisteredTool* registered = registry_->snapshot()->find(tool);
+    EXPECT_NE(registered, nullptr) << tool;
+    Outcome outcome;
+    if (registered == nullptr) return outcome;
+    if (Result<void> valid = registered->validator->validate(params); !valid) {
+      outcome.result = fail(valid.error());
+      return outcome;
+    }
+    Result<ToolTarget> target =
+        registered->implementation->resolve_target_for(ToolScope{thread_, "call"}, params);
+    if (!target) {
+      outcome.result = fail(target.error());
+      return outcome;
+    }
+    ToolCallContext context;
+    context.tool_call_id = "call";
+    context.thread_id = thread_;
+    context.cancel = cancel;
+    context.progress = [](ToolProgress) {};
+    context.target = *target;
+    auto done = std::make_shared<std::promise<Result<ToolResult>>>();
+    std::future<Result<ToolResult>> finished = done->get_future();
+    registered->implementation->execute(context, std::move(params), [done](Result<ToolResult> result) {
+      done->set_value(std::move(result));
+    });
+    if (finished.wait_for(kCallDeadline) != std::future_status::ready) {
+      ADD_FAILURE() << tool << " did not finish within " << kCallDeadline.count() << " s";
+      outcome.result = fail(codes::kInternal, "no answer");
+      return outcome;
+    }
+    outcome.result = finished.get();
+    return outcome;
+  }
+
+  std::string page(const std::string& path, size_t listener = 0) {
+    return site_->origin(listener) + "/" + path;
+  }
+
+  Outcome open_and_snapshot(const std::string& path) {
+    Outcome opened = call("browser_navigate", {{"url", page(path)}});
+    EXPECT_TRUE(opened.result) << opened.text();
+    return call("browser_snapshot", json::object());
+  }
+
+  static inline Result<void> started_ = fail(codes::kInternal, "the suite did not start");
+  static inline std::unique_ptr<model_server::StaticSite> site_;
+  static inline std::shared_ptr<BrowserRuntime> runtime_;
+  static inline std::unique_ptr<ToolRegistry> registry_;
+  std::string thread_;
+};
+
+TEST_F(BrowserTools, SnapshotOfAFormNamesItsFieldsWithRefs) {
+  Outcome snapshot = open_and_snapshot("forms.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  EXPECT_NE(ref_of(snapshot.text(), "textbox \"Full name\""), "") << snapshot.text();
+  EXPECT_NE(ref_of(snapshot.text(), "checkbox \"I accept the terms\""), "") << snapshot.text();
+  EXPECT_EQ(snapshot.result->details.value("kind", ""), "browser.snapshot");
+}
+
+TEST_F(BrowserTools, TypingAndSubmittingNavigatesAndMakesOldRefsStale) {
+  Outcome snapshot = open_and_snapshot("forms.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string name = ref_of(snapshot.text(), "textbox \"Full name\"");
+  const std::string email = ref_of(snapshot.text(), "textbox \"Email\"");
+  ASSERT_NE(name, "");
+  ASSERT_NE(email, "");
+  Outcome typed = call("browser_type", {{"ref", name}, {"text", "Grace Hopper"}});
+  ASSERT_TRUE(typed.result) << typed.text();
+  EXPECT_NE(typed.text().find("Typed into " + name), std::string::npos) << typed.text();
+  json field = {{"ref", email}, {"value", "g@example.org"}};
+  json fields = json::array();
+  fields.push_back(field);
+  Outcome filled = call("browser_fill_form", {{"fields", fields}});
+  ASSERT_TRUE(filled.result) << filled.text();
+  // Submitting needs the required fields; the report tells whether the page navigated.
+  Outcome submitted = call("browser_type", {{"ref", email}, {"text", "g@example.org"}, {"submit", true}});
+  ASSERT_TRUE(submitted.result) << submitted.text();
+  Outcome again = call("browser_click", {{"ref", name}});
+  if (submitted.text().find("navigated") != std::string::npos) {
+    EXPECT_EQ(again.code(), codes::kBrowserStaleRef) << again.text();
+  } else {
+    EXPECT_TRUE(again.result) << again.text();
+  }
+}
+
+TEST_F(BrowserTools, ClickOnACoveredElementIsRefusedAndNamesTheCover) {
+  Outcome snapshot = open_and_snapshot("overlay.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string buy = ref_of(snapshot.text(), "button \"Buy now\"");
+  ASSERT_NE(buy, "") << snapshot.text();
+  Outcome clicked = call("browser_click", {{"ref", buy}});
+  EXPECT_EQ(clicked.code(), codes::kBrowserElementCovered) << clicked.text();
+  Outcome text = call("browser_find_text", {{"text", "Not bought"}});
+  EXPECT_NE(text.text().find("1 match"), std::string::npos) << text.text();
+  const std::string accept = ref_of(snapshot.text(), "button \"Accept cookies\"");
+  ASSERT_NE(accept, "");
+  Outcome accepted = call("browser_click", {{"ref", accept}});
+  ASSERT_TRUE(accepted.result) << accepted.text();
+  EXPECT_NE(accepted.text().find("removed"), std::string::npos) << accepted.text();
+  Outcome bought = call("browser_click", {{"ref", buy}});
+  ASSERT_TRUE(bought.result) << bought.text();
+  EXPECT_NE(call("browser_find_text", {{"text", "Bought"}}).text().find("match"), std::string::npos);
+}
+
+TEST_F(BrowserTools, RefsThatNeverExistedAreUnknownBeforeAnythingRuns) {
+  Outcome snapshot = open_and_snapshot("overlay.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  EXPECT_EQ(call("browser_click", {{"ref", "e9999"}}).code(), codes::kBrowserUnknownRef);
+  EXPECT_EQ(call("browser_click", {{"ref", "button"}}).code(), codes::kBrowserUnknownRef);
+}
+
+TEST_F(BrowserTools, NavigationToSchemesWithoutAnOriginIsRefused) {
+  for (const char* url : {"data:text/html,<h1>x</h1>", "javascript:alert(1)", "file:///etc/passwd",
+                          "chrome://settings", "blob:null/abc"}) {
+    EXPECT_EQ(call("browser_navigate", {{"url", url}}).code(), codes::kBrowserNavigationRefused) << url;
+  }
+}
+
+TEST_F(BrowserTools, ABigPageGivesABoundedSnapshotWithANotice) {
+  Outcome snapshot = open_and_snapshot("big5000.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  EXPECT_LE(snapshot.text().size(), 13'000u);
+  EXPECT_NE(snapshot.text().find("more refs"), std::string::npos) << snapshot.text().substr(0, 400);
+  Outcome full = call("browser_snapshot", {{"mode", "full"}, {"max_chars", 200000}});
+  ASSERT_TRUE(full.result) << full.text();
+  EXPECT_GT(full.text().size(), snapshot.text().size());
+}
+
+TEST_F(BrowserTools, CrossOriginFramesAreInTheSnapshotAndTheirRefsWork) {
+  Outcome opened =
+      call("browser_navigate", {{"url", page("iframes.html?cross=" + std::to_string(site_->port(1)))}});
+  ASSERT_TRUE(opened.result) << opened.text();
+  Outcome waited = call("browser_wait_for", {{"timeout_ms", 2000}});
+  ASSERT_TRUE(waited.result) << waited.text();
+  Outcome snapshot = call("browser_snapshot", json::object());
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  std::regex framed("(f[0-9]+e[0-9]+) button");
+  std::smatch match;
+  const std::string text = snapshot.text();
+  ASSERT_TRUE(std::regex_search(text, match, framed)) << text;
+  Outcome clicked = call("browser_click", {{"ref", match[1].str()}});
+  EXPECT_TRUE(clicked.result) << clicked.text();
+}
+
+TEST_F(BrowserTools, AnInterruptEndsAWaitThatWouldRunForHalfAMinute) {
+  Outcome opened = open_and_snapshot("overlay.html");
+  ASSERT_TRUE(opened.result);
+  CancellationSource interrupt;
+  std::atomic<bool> returned = false;
+  std::thread canceller([&] {
+    // Cancel once the wait runs (the runtime reports the thread busy), as an interrupt would.
+    while (!runtime_->busy(thread_) && !returned) std::this_thread::yield();
+    interrupt.cancel("interrupt");
+  });
+  // Without the interrupt this wait would end after 30 s with "it did not happen", a success.
+  Outcome waited =
+      call("browser_wait_for", {{"text", "never appears"}, {"timeout_ms", 30000}}, interrupt.token());
+  returned = true;
+  canceller.join();
+  EXPECT_EQ(waited.code(), codes::kCancelled) << waited.text();
+  // The thread's next call runs normally.
+  EXPECT_TRUE(call("browser_list_tabs", json::object()).result);
+}
+
+TEST_F(BrowserTools, AKilledBrowserIsRelaunchedAndTheTabReopened) {
+  Outcome snapshot = open_and_snapshot("overlay.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string buy = ref_of(snapshot.text(), "button \"Buy now\"");
+  const int pid = runtime_->browser_pid();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(-pid, SIGKILL), 0);
+  // The call in flight (or the next one) learns that the browser died; then it is relaunched.
+  Outcome after = call("browser_snapshot", json::object());
+  if (!after.result) {
+    EXPECT_EQ(after.code(), codes::kBrowserCrashed) << after.text();
+    after = call("browser_snapshot", json::object());
+  }
+  ASSERT_TRUE(after.result) << after.text();
+  EXPECT_NE(after.text().find("relaunched"), std::string::npos) << after.text();
+  EXPECT_NE(after.text().find("overlay.html"), std::string::npos) << after.text();
+  EXPECT_NE(runtime_->browser_pid(), pid);
+  // A ref from before the relaunch never clicks anything.
+  Outcome old = call("browser_click", {{"ref", buy}});
+  EXPECT_FALSE(old.result);
+}
+
+}  // namespace
+}  // namespace keel::browser

@@ -1,0 +1,195 @@
+// The L1 tab and modal tools: new, switch and close a tab; answer a dialog; choose files for a file chooser.
+#include <algorithm>
+#include <utility>
+
+#include "browser/action_observer.h"
+#include "browser/browser_errors.h"
+#include "browser/origin_guard.h"
+#include "browser/tools/tool_runs.h"
+#include "browser/tools/tool_support.h"
+#include "tools/builtin/tool_support.h"
+
+namespace keel::browser::runs {
+using builtin::valid_utf8;
+namespace {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+
+constexpr size_t kMaxUploadFiles = 20;
+
+}  // namespace
+
+asio::awaitable<Result<ToolResult>> new_tab(std::shared_ptr<BrowserThread> thread, json params,
+                                            ToolTarget decided, CancellationToken cancel) {
+  (void)decided;
+  const std::string url = string_arg(params, "url");
+  if (!url.empty()) {
+    Result<RequestedNavigation> navigation = requested_navigation(url);
+    if (!navigation) co_return fail(navigation.error());
+  }
+  std::shared_ptr<BrowserConnection> connection = thread->connection();
+  Result<int64_t> created = co_await connection->create_tab(thread->runtime().options().command_timeout);
+  if (!created) co_return fail(created.error());
+  thread->adopt(*created);
+  thread->set_current(*created);
+  thread->runtime().publish(*thread);
+  if (url.empty()) {
+    co_return text_result("Opened tab " + std::to_string(*created) + " (blank); it is the current tab now.",
+                          json{{"tab", *created}});
+  }
+  json navigate_params = {{"url", url}, {"tab", *created}};
+  Result<ToolResult> loaded = co_await navigate(thread, std::move(navigate_params), ToolTarget{}, cancel);
+  if (!loaded) {
+    co_return fail(
+        Error(loaded.error().code(), "Opened tab " + std::to_string(*created) +
+                                         " (the current tab now), but: " + loaded.error().message()));
+  }
+  if (!loaded->content.empty()) {
+    loaded->content.front().text =
+        "Opened tab " + std::to_string(*created) + " (the current tab now).\n" + loaded->content.front().text;
+  }
+  co_return std::move(*loaded);
+}
+
+asio::awaitable<Result<ToolResult>> switch_tab(std::shared_ptr<BrowserThread> thread, json params,
+                                               ToolTarget decided, CancellationToken cancel) {
+  (void)cancel;
+  TabChecks checks;
+  checks.modal_blocks = false;
+  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  if (!tab) co_return fail(tab.error());
+  std::shared_ptr<BrowserConnection> connection = thread->connection();
+  const TabState* state = connection->tab(*tab);
+  json activate = {{"targetId", state->target_id}};
+  CallOptions options;
+  options.timeout = thread->runtime().options().command_timeout;
+  Result<json> activated =
+      co_await connection->call("Target.activateTarget", std::move(activate), "", options);
+  if (!activated) co_return fail(activated.error());
+  thread->set_current(*tab);
+  thread->runtime().publish(*thread);
+  state = connection->tab(*tab);
+  std::string text = "Tab " + std::to_string(*tab) + " is the current tab";
+  if (state != nullptr) {
+    const FrameState* main = state->main_frame();
+    text += ": " + valid_utf8(main != nullptr ? main->url : state->url);
+    if (!state->title.empty()) text += " \"" + valid_utf8(state->title) + "\"";
+    if (std::string modal = modal_line(*state); !modal.empty()) text += "\n" + modal;
+  }
+  co_return text_result(text + ". Take a snapshot to see it.", json{{"tab", *tab}});
+}
+
+asio::awaitable<Result<ToolResult>> close_tab(std::shared_ptr<BrowserThread> thread, json params,
+                                              ToolTarget decided, CancellationToken cancel) {
+  (void)cancel;
+  TabChecks checks;
+  checks.modal_blocks = false;  // closing dismisses what is open
+  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  if (!tab) co_return fail(tab.error());
+  std::shared_ptr<BrowserConnection> connection = thread->connection();
+  Result<void> closed = co_await connection->close_tab(*tab, thread->runtime().options().command_timeout);
+  if (!closed) co_return fail(closed.error());
+  thread->refs().invalidate_tab(*tab, "the tab was closed");
+  thread->forget(*tab);
+  thread->runtime().publish(*thread);
+  std::string text = "Closed tab " + std::to_string(*tab) + ".";
+  text += thread->current() != 0 ? " The current tab is now tab " + std::to_string(thread->current()) + "."
+                                 : " This thread has no tab open now.";
+  co_return text_result(std::move(text), json{{"tab", *tab}, {"current", thread->current()}});
+}
+
+asio::awaitable<Result<ToolResult>> handle_dialog(std::shared_ptr<BrowserThread> thread, json params,
+                                                  ToolTarget decided, CancellationToken cancel) {
+  TabChecks checks;
+  checks.modal_blocks = false;
+  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  if (!tab) co_return fail(tab.error());
+  std::shared_ptr<BrowserConnection> connection = thread->connection();
+  const TabState* state = connection->tab(*tab);
+  if (!state->modal || state->modal->kind != ModalState::Kind::kDialog) {
+    co_return fail(codes::kBrowserNoModal,
+                   "no dialog is open on tab " + std::to_string(*tab) +
+                       (state->modal ? " (a file chooser is: browser_upload_file answers it)" : ""));
+  }
+  const ModalState modal = *state->modal;
+  const bool accept = bool_arg(params, "accept", true);
+  json answer = {{"accept", accept}};
+  if (modal.dialog_type == "prompt" && params.contains("prompt_text"))
+    answer["promptText"] = string_arg(params, "prompt_text");
+  std::string session_id = modal.session_id.empty() ? state->session_id : modal.session_id;
+  ActionObserver observer(thread, *tab);
+  CallOptions options;
+  options.timeout = thread->runtime().options().command_timeout;
+  Result<json> answered = co_await connection->call("Page.handleJavaScriptDialog", std::move(answer),
+                                                    std::move(session_id), options);
+  if (!answered) co_return fail(answered.error());
+  co_await observer.settle(cancel);
+  std::string done = std::string(accept ? "Accepted" : "Dismissed") + " the " + modal.dialog_type + " \"" +
+                     valid_utf8(modal.message.substr(0, 200)) + "\"";
+  if (modal.dialog_type == "prompt" && accept && params.contains("prompt_text")) {
+    done += " with \"" + valid_utf8(string_arg(params, "prompt_text")) + "\"";
+  }
+  ActionReport report = co_await observer.report(done + ".");
+  co_return text_result(std::move(report.text), std::move(report.details));
+}
+
+asio::awaitable<Result<ToolResult>> upload_file(std::shared_ptr<BrowserThread> thread, json params,
+                                                ToolTarget decided, CancellationToken cancel) {
+  TabChecks checks;
+  checks.modal_blocks = false;
+  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  if (!tab) co_return fail(tab.error());
+  std::shared_ptr<BrowserConnection> connection = thread->connection();
+  const TabState* state = connection->tab(*tab);
+  if (!state->modal || state->modal->kind != ModalState::Kind::kFileChooser) {
+    co_return fail(codes::kBrowserNoModal, "no file chooser is open on tab " + std::to_string(*tab) +
+                                               ": click the page's file button first (browser_click), then "
+                                               "call browser_upload_file");
+  }
+  const ModalState modal = *state->modal;
+  const json paths = params.value("paths", json::array());
+  std::vector<std::string> files;
+  std::string names;
+  const std::shared_ptr<const builtin::Workspace>& workspace = thread->runtime().options().workspace;
+  for (const json& path : paths) {
+    if (!path.is_string()) continue;
+    if (!workspace) {
+      co_return fail(codes::kBrowserUploadOutsideWorkspace, "keel has no workspace folder to upload from");
+    }
+    Result<builtin::WorkspacePath> resolved = workspace->resolve(path.get<std::string>());
+    if (!resolved) {
+      co_return fail(
+          codes::kBrowserUploadOutsideWorkspace,
+          "cannot upload " + valid_utf8(path.get<std::string>()) + ": " + resolved.error().message());
+    }
+    Result<builtin::WorkspaceEntry> entry = workspace->inspect(*resolved);
+    if (!entry || entry->type != builtin::WorkspaceEntry::Type::kFile) {
+      co_return fail(
+          codes::kBrowserUploadOutsideWorkspace,
+          "cannot upload " + valid_utf8(path.get<std::string>()) + ": not a regular file in the workspace");
+    }
+    files.push_back(resolved->absolute.string());
+    names += (names.empty() ? "" : ", ") + resolved->relative;
+  }
+  if (files.size() > kMaxUploadFiles) co_return fail(codes::kInvalidArgument, "at most 20 files per upload");
+  if (files.size() > 1 && !modal.multiple) {
+    co_return fail(codes::kBrowserNotActionable,
+                   "the file chooser takes one file, not " + std::to_string(files.size()));
+  }
+  std::string session_id = modal.session_id.empty() ? state->session_id : modal.session_id;
+  ActionObserver observer(thread, *tab);
+  json command = {{"files", files}, {"backendNodeId", modal.backend_node_id}};
+  CallOptions options;
+  options.timeout = thread->runtime().options().command_timeout;
+  Result<json> chosen =
+      co_await connection->call("DOM.setFileInputFiles", std::move(command), std::move(session_id), options);
+  if (!chosen) co_return fail(chosen.error());
+  co_await observer.settle(cancel);
+  std::string done =
+      files.empty() ? std::string("Cancelled the file chooser.") : "Chose " + names + " in the file chooser.";
+  ActionReport report = co_await observer.report(std::move(done));
+  co_return text_result(std::move(report.text), std::move(report.details));
+}
+
+}  // namespace keel::browser::runs
