@@ -318,6 +318,13 @@ async function measureServer(kind, argv, origin, options, workdir) {
     if (missing.length > 0) {
       throw new Error(`the server lacks the tools ${missing.join(', ')} (it offers ${[...byName.keys()].join(', ')})`);
     }
+    // keel's max_chars has a maximum in its schema: asking for more would be refused, so ask for at most that.
+    const maxChars = byName.get(profile.tools.snapshot).inputSchema?.properties?.max_chars?.maximum;
+    const snapshotOptions = { ...options };
+    if (kind === 'keel' && typeof maxChars === 'number' && maxChars < options.keelMaxChars) {
+      snapshotOptions.keelMaxChars = maxChars;
+    }
+    if (kind === 'keel') column.full_snapshot_args = profile.fullSnapshotArgs(snapshotOptions);
     // Playwright MCP has called the click target `ref` and, in some versions, `target`.
     const clickProps = byName.get(profile.tools.click).inputSchema?.properties ?? {};
     const refParam = 'ref' in clickProps ? 'ref' : 'target' in clickProps ? 'target' : 'ref';
@@ -328,7 +335,7 @@ async function measureServer(kind, argv, origin, options, workdir) {
       const entry = { navigate_ms: Math.round(navigated.ms), runs_ms: [] };
       let text = '';
       for (let i = 0; i < options.snapshots; i++) {
-        const shot = await call(profile.tools.snapshot, profile.fullSnapshotArgs(options));
+        const shot = await call(profile.tools.snapshot, profile.fullSnapshotArgs(snapshotOptions));
         entry.runs_ms.push(Math.round(shot.ms));
         text = textOf(shot.result);
       }
@@ -360,7 +367,7 @@ async function measureServer(kind, argv, origin, options, workdir) {
 
     // Click round trip on a page that settles at once.
     await call(profile.tools.navigate, { url: `${origin}/rerender.html` });
-    const snap = await call(profile.tools.snapshot, profile.fullSnapshotArgs(options));
+    const snap = await call(profile.tools.snapshot, profile.fullSnapshotArgs(snapshotOptions));
     const target = [...refsOf(profile, textOf(snap.result)).refs.values()]
       .find((r) => r.role === 'button' && r.name === 'Pick Apple');
     if (!target) throw new Error('no ref for button "Pick Apple" in the snapshot of rerender.html');
@@ -368,7 +375,7 @@ async function measureServer(kind, argv, origin, options, workdir) {
     const warm = await call(profile.tools.click, clickArgs);
     const clicks = [];
     for (let i = 0; i < options.clicks; i++) clicks.push((await call(profile.tools.click, clickArgs)).ms);
-    const after = await call(profile.tools.snapshot, profile.fullSnapshotArgs(options));
+    const after = await call(profile.tools.snapshot, profile.fullSnapshotArgs(snapshotOptions));
     column.click = { page: 'rerender.html', element: 'button "Pick Apple"', ref: target.ref,
                      warmup_ms: Math.round(warm.ms), ...stats(clicks),
                      reply_bytes: Buffer.byteLength(textOf(warm.result)),
