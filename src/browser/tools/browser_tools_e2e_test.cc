@@ -284,5 +284,36 @@ TEST_F(BrowserTools, AKilledBrowserIsRelaunchedAndTheTabReopened) {
   EXPECT_FALSE(old.result);
 }
 
+TEST_F(BrowserTools, ACrashedTabIsReopenedAtItsLastUrlByTheNextCall) {
+  Outcome snapshot = open_and_snapshot("overlay.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string buy = ref_of(snapshot.text(), "button \"Buy now\"");
+  const int64_t tab = runtime_->view(thread_).current_tab;
+  // Crash the tab's renderer as a broken page would (Page.crash never answers).
+  std::promise<Result<ToolResult>> crashed;
+  std::future<Result<ToolResult>> sent = crashed.get_future();
+  BrowserOp crash = [tab](std::shared_ptr<BrowserThread> thread,
+                          CancellationToken) -> boost::asio::awaitable<Result<ToolResult>> {
+    const TabState* state = thread->connection()->tab(tab);
+    if (state == nullptr) co_return fail(codes::kBrowserNoSuchTab, "no tab");
+    thread->connection()->client().notify("Page.crash", json::object(), state->session_id);
+    co_return ToolResult{};
+  };
+  runtime_->submit(thread_, CancellationToken(), std::move(crash),
+                   [&crashed](Result<ToolResult> result) { crashed.set_value(std::move(result)); });
+  ASSERT_TRUE(sent.get());
+  const auto deadline = std::chrono::steady_clock::now() + kCallDeadline;
+  while (!runtime_->view(thread_).tabs[tab].crashed && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(runtime_->view(thread_).tabs[tab].crashed);
+  Outcome after = call("browser_snapshot", json::object());
+  ASSERT_TRUE(after.result) << after.text();
+  EXPECT_NE(after.text().find("had crashed; it was reopened"), std::string::npos) << after.text();
+  EXPECT_NE(after.text().find("overlay.html"), std::string::npos) << after.text();
+  EXPECT_NE(runtime_->view(thread_).current_tab, tab);
+  EXPECT_FALSE(call("browser_click", {{"ref", buy}}).result);
+}
+
 }  // namespace
 }  // namespace keel::browser
