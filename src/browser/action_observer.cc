@@ -52,6 +52,7 @@ struct ActionObserver::State {
   std::set<int64_t> tabs_before;
   int64_t navigations_before = 0;
   int64_t console_before = 0;
+  int64_t dismissed_before = 0;
   size_t downloads_before = 0;
   size_t blocked_before = 0;
   // The frame whose DOM changes are recorded.
@@ -67,6 +68,7 @@ ActionObserver::ActionObserver(std::shared_ptr<BrowserThread> thread, int64_t ta
     if (const FrameState* main = tab->main_frame()) state_->main_frame_id = main->frame_id;
     state_->navigations_before = tab->navigations;
     state_->console_before = tab->console_seq;
+    state_->dismissed_before = tab->auto_dismissed_dialogs;
     state_->downloads_before = tab->downloads.size();
     state_->blocked_before = tab->blocked.size();
   }
@@ -301,6 +303,13 @@ asio::awaitable<ActionReport> ActionObserver::report(std::string done) {
     details["status"] = tab->http_status;
     details["navigated"] = report.navigated;
     if (std::string modal = modal_line(*tab); !modal.empty()) lines.push_back(modal);
+    if (const int64_t dismissed = tab->auto_dismissed_dialogs - state->dismissed_before; dismissed > 0) {
+      // A page that opens dialog after dialog keeps its script running: stop it, so the tab works again.
+      connection_->client().notify("Runtime.terminateExecution", json::object(), tab->session_id);
+      lines.push_back("Dialog loop: the page kept opening dialogs; keel dismissed " +
+                      std::to_string(dismissed) + " of them itself and stopped the page's script");
+      details["dismissedDialogs"] = dismissed;
+    }
     // Console errors since the action started.
     int64_t errors = 0;
     std::string first;

@@ -34,6 +34,25 @@ Error browser_gone(const std::string& detail) {
   return Error(codes::kBrowserCrashed, "the browser exited or its connection broke (" + detail + ")");
 }
 
+const json& member(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+// Commands that work (or are how to get out) while a JavaScript dialog blocks the renderer.
+bool works_during_dialog(const std::string& method) {
+  return method == "Page.handleJavaScriptDialog" || method == "Page.navigate" || method == "Page.close" ||
+         method.starts_with("Target.") || method.starts_with("Input.");
+}
+
+// The dialog-loop rule: this many dialogs of one document within kDialogLoopWindow, and keel dismisses the
+// following ones itself.
+constexpr size_t kDialogLoopCount = 3;
+constexpr std::chrono::milliseconds kDialogLoopWindow{1000};
+constexpr size_t kMaxDialogDocuments = 64;
+
 }  // namespace
 
 BrowserConnection::BrowserConnection(PrivateTag, std::shared_ptr<CdpClient> client, ConnectionOptions options)
@@ -42,6 +61,8 @@ BrowserConnection::BrowserConnection(PrivateTag, std::shared_ptr<CdpClient> clie
 asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserConnection::start(
     std::shared_ptr<CdpClient> client, ConnectionOptions options) {
   auto self = std::make_shared<BrowserConnection>(PrivateTag(), std::move(client), options);
+  const bool guarded = static_cast<bool>(options.navigation_guard);
+  const std::filesystem::path download_dir = options.download_dir;
   std::weak_ptr<BrowserConnection> weak = self;
   self->events_ = self->client_->listen([weak](const CdpEvent& event) {
     if (auto locked = weak.lock()) locked->on_event(event);
@@ -49,6 +70,26 @@ asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserConnection::s
   self->close_ = self->client_->on_close([weak](const Error& why) {
     if (auto locked = weak.lock()) locked->on_exit(why);
   });
+  // Before any target runs: the guard and the download rule hold from the first request on.
+  if (guarded) {
+    json pattern = {{"urlPattern", "*"}, {"resourceType", "Document"}, {"requestStage", "Request"}};
+    json fetch = {{"patterns", json::array({pattern})}};
+    CallOptions fetch_options;
+    fetch_options.timeout = options.setup_timeout;
+    Result<json> fetching =
+        co_await self->call("Fetch.enable", std::move(fetch), "", std::move(fetch_options));
+    if (!fetching) co_return fail(fetching.error());
+  }
+  json downloads = {{"behavior", "deny"}, {"eventsEnabled", true}};
+  if (!download_dir.empty()) {
+    downloads["behavior"] = "allowAndName";
+    downloads["downloadPath"] = download_dir.string();
+  }
+  CallOptions download_options;
+  download_options.timeout = options.setup_timeout;
+  Result<json> downloading = co_await self->call("Browser.setDownloadBehavior", std::move(downloads), "",
+                                                 std::move(download_options));
+  if (!downloading) co_return fail(downloading.error());
   json discover = {{"discover", true}};
   CallOptions discover_options;
   discover_options.timeout = options.setup_timeout;
@@ -67,15 +108,35 @@ asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserConnection::s
 asio::awaitable<Result<json>> BrowserConnection::call(std::string method, json params, std::string session_id,
                                                       CallOptions options) {
   if (exited_) co_return fail(*exited_);
+  std::shared_ptr<PendingCall> pending;
   if (!session_id.empty()) {
     const TabState* owner = tab_of_session(session_id);
     if (owner != nullptr && owner->crashed) {
       co_return fail(codes::kBrowserTabCrashed, "tab " + std::to_string(owner->tab_id) + " crashed");
     }
+    if (owner != nullptr && !works_during_dialog(method)) {
+      if (owner->modal && owner->modal->kind == ModalState::Kind::kDialog)
+        co_return fail(modal_error(*owner));
+      // A dialog that opens while the call waits ends it (the renderer would not answer until it closes).
+      pending = std::make_shared<PendingCall>();
+      pending->tab_id = owner->tab_id;
+      pending->method = method;
+      pending->stop = std::make_shared<CancellationSource>();
+    }
   }
   std::shared_ptr<BrowserConnection> keep_alive = shared_from_this();
+  const uint64_t call_id = ++next_call_;
+  CancellationRegistration forward;
+  if (pending) {
+    forward = options.cancel.on_cancel([stop = pending->stop] { stop->cancel(); });
+    options.cancel = pending->stop->token();
+    pending_calls_.emplace(call_id, pending);
+  }
   Result<json> reply =
       co_await client_->call(std::move(method), std::move(params), std::move(session_id), std::move(options));
+  pending_calls_.erase(call_id);
+  // A reply that won the race against the dialog stands.
+  if (pending && pending->modal && !reply) co_return fail(*pending->modal);
   if (!reply && reply.error().code() == codes::kBrowserDisconnected) {
     co_return fail(exited_ ? *exited_ : browser_gone(reply.error().message()));
   }
@@ -100,9 +161,189 @@ void BrowserConnection::on_event(const CdpEvent& event) {
     if (it != sessions_.end() && it->second.type == "page") on_crashed(it->second.target_id, "crashed");
     return;
   }
+  if (event.method == "Fetch.requestPaused") {
+    on_request_paused(event);
+    return;
+  }
+  if (event.method == "Browser.downloadWillBegin" || event.method == "Browser.downloadProgress") {
+    on_download(event);
+    return;
+  }
+  if (event.method == "Target.targetCreated" || event.method == "Target.targetInfoChanged") {
+    const json& info = member(event.params, "targetInfo");
+    const std::string target_id = text_of(info, "targetId");
+    const std::string opener = text_of(info, "openerId");
+    if (!target_id.empty() && !opener.empty()) openers_[target_id] = opener;
+    for (auto& [tab_id, tab] : tabs_) {
+      if (tab.apply_target_info(info)) changed();
+    }
+    return;
+  }
+  if (event.method == "Target.targetDestroyed") {
+    openers_.erase(text_of(event.params, "targetId"));
+    return;
+  }
   if (event.session_id.empty()) return;
   TabState* owner = tab_of_session(event.session_id);
-  if (owner != nullptr && owner->apply(event)) changed();
+  if (owner == nullptr) return;
+  if (event.method == "Page.javascriptDialogOpening") {
+    on_dialog_opening(event, *owner);
+    return;
+  }
+  if (event.method == "Page.lifecycleEvent" && event.session_id == owner->session_id &&
+      text_of(event.params, "frameId") == owner->target_id &&
+      (text_of(event.params, "name") == "DOMContentLoaded" || text_of(event.params, "name") == "load")) {
+    // Target.targetInfoChanged does not follow a document's <title>: ask once the document has one.
+    asio::co_spawn(client_->executor(), refresh_target_info(shared_from_this(), owner->target_id),
+                   [](const std::exception_ptr&) {});
+    return;
+  }
+  if (!owner->apply(event)) return;
+  if (event.method == "Page.frameNavigated") on_frame_committed(event, *owner);
+  changed();
+}
+
+asio::awaitable<void> BrowserConnection::refresh_target_info(std::shared_ptr<BrowserConnection> self,
+                                                             std::string target_id) {
+  json params = {{"targetId", target_id}};
+  CallOptions options;
+  options.timeout = self->options_.setup_timeout;
+  Result<json> info = co_await self->call("Target.getTargetInfo", std::move(params), "", std::move(options));
+  if (!info) co_return;  // the target went away meanwhile
+  for (auto& [tab_id, tab] : self->tabs_) {
+    if (tab.apply_target_info(member(*info, "targetInfo"))) self->changed();
+  }
+}
+
+void BrowserConnection::on_dialog_opening(const CdpEvent& event, TabState& owner) {
+  // The document that opened it: its frame's loader when the event names the frame, else its URL.
+  const std::string frame_id = text_of(event.params, "frameId");
+  const FrameState* opener = owner.frame(frame_id);
+  const std::string document =
+      event.session_id + " " + (opener != nullptr ? opener->loader_id : text_of(event.params, "url"));
+  const auto at = now();
+  auto& times = recent_dialogs_[document];
+  while (!times.empty() && at - times.front() > kDialogLoopWindow) times.pop_front();
+  const bool looping = times.size() >= kDialogLoopCount;
+  times.push_back(at);
+  if (recent_dialogs_.size() > kMaxDialogDocuments) {
+    std::erase_if(recent_dialogs_, [&](const auto& entry) {
+      return entry.second.empty() || at - entry.second.back() > kDialogLoopWindow;
+    });
+  }
+  if (looping) {
+    // Dismissing never confirms anything (a confirm answers false, a beforeunload stays on the page).
+    json dismiss = {{"accept", false}};
+    client_->notify("Page.handleJavaScriptDialog", std::move(dismiss), event.session_id);
+    owner.note_dismissed_dialog(event.session_id);
+    changed();
+    return;
+  }
+  if (!owner.apply(event)) return;
+  const Error blocked = modal_error(owner);
+  for (const auto& [id, pending] : pending_calls_) {
+    if (pending->tab_id != owner.tab_id || pending->modal) continue;
+    pending->modal = blocked;
+    pending->stop->cancel("a dialog opened");
+  }
+  changed();
+}
+
+void BrowserConnection::on_request_paused(const CdpEvent& event) {
+  const std::string request_id = text_of(event.params, "requestId");
+  if (request_id.empty()) return;  // nothing to answer
+  json answer = {{"requestId", request_id}};
+  if (!options_.navigation_guard) {
+    client_->notify("Fetch.continueRequest", std::move(answer), "");
+    return;
+  }
+  PausedDocumentRequest request;
+  request.url = text_of(member(event.params, "request"), "url");
+  request.redirect = !text_of(event.params, "redirectedRequestId").empty();
+  const std::string frame_id = text_of(event.params, "frameId");
+  TabState* owner = tab_of_frame(frame_id);
+  TabState* recorder = owner;
+  if (owner != nullptr) {
+    const FrameState* main = owner->main_frame();
+    const bool main_frame = frame_id == owner->target_id || (main != nullptr && main->frame_id == frame_id);
+    request.frame = main_frame ? FrameKind::kMainFrame : FrameKind::kSubframe;
+  } else {
+    // A page target keel has not attached yet (a popup's first request): a new page's main frame has the
+    // target's id, and Chromium named its opener when it announced the target.
+    request.frame = FrameKind::kMainFrame;
+    auto opener = openers_.find(frame_id);
+    if (opener != openers_.end()) recorder = tab_of_frame(opener->second);
+  }
+  const int64_t tab_id = recorder != nullptr ? recorder->tab_id : 0;
+  const GuardDecision decision = options_.navigation_guard(tab_id, request);
+  if (decision.allowed) {
+    client_->notify("Fetch.continueRequest", std::move(answer), "");
+    return;
+  }
+  answer["errorReason"] = "BlockedByClient";
+  client_->notify("Fetch.failRequest", std::move(answer), "");
+  if (recorder != nullptr) {
+    std::string reason = decision.reason;
+    if (request.redirect) reason += " (a redirect hop)";
+    recorder->record_blocked(request.url, std::move(reason), frame_id, text_of(event.params, "networkId"));
+    changed();
+  }
+}
+
+void BrowserConnection::on_frame_committed(const CdpEvent& event, TabState& owner) {
+  if (!options_.commit_check) return;
+  const json& described = member(event.params, "frame");
+  const std::string frame_id = text_of(described, "id");
+  const std::string committed = text_of(described, "url") + text_of(described, "urlFragment");
+  const bool subframe = !text_of(described, "parentId").empty() || event.session_id != owner.session_id;
+  const GuardDecision decision =
+      options_.commit_check(owner.tab_id, committed, subframe ? FrameKind::kSubframe : FrameKind::kMainFrame);
+  if (decision.allowed) return;
+  json blank = {{"url", "about:blank"}, {"frameId", frame_id}};
+  client_->notify("Page.navigate", std::move(blank), event.session_id);
+  owner.record_blocked(committed, decision.reason, frame_id);
+}
+
+void BrowserConnection::on_download(const CdpEvent& event) {
+  if (event.method == "Browser.downloadWillBegin") {
+    TabState* owner = tab_of_frame(text_of(event.params, "frameId"));
+    if (owner != nullptr && owner->apply_download(event)) changed();
+    return;
+  }
+  for (auto& [tab_id, tab] : tabs_) {
+    if (tab.apply_download(event)) {
+      changed();
+      return;
+    }
+  }
+}
+
+Error BrowserConnection::modal_error(const TabState& tab) {
+  const std::string on_tab = " is open on tab " + std::to_string(tab.tab_id);
+  if (!tab.modal) return Error(codes::kBrowserModalOpen, "a dialog" + on_tab);
+  if (tab.modal->kind == ModalState::Kind::kFileChooser) {
+    return Error(codes::kBrowserModalOpen, "A file chooser" + on_tab +
+                                               "; page commands are blocked until browser_upload_file{paths} "
+                                               "answers it (an empty list cancels it).");
+  }
+  const std::string& type = tab.modal->dialog_type;
+  const std::string article = type == "alert" ? "An " : "A ";
+  return Error(codes::kBrowserModalOpen,
+               article + type + " dialog" + on_tab + " (\"" + tab.modal->message +
+                   "\"); page commands are blocked until browser_handle_dialog{accept} "
+                   "clears it.");
+}
+
+std::chrono::steady_clock::time_point BrowserConnection::now() const {
+  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
+}
+
+TabState* BrowserConnection::tab_of_frame(const std::string& frame_id) {
+  if (frame_id.empty()) return nullptr;
+  for (auto& [tab_id, tab] : tabs_) {
+    if (tab.target_id == frame_id || tab.frames.contains(frame_id)) return &tab;
+  }
+  return nullptr;
 }
 
 void BrowserConnection::on_attached(const CdpEvent& event) {
@@ -119,6 +360,8 @@ void BrowserConnection::on_attached(const CdpEvent& event) {
     tab.tab_id = next_tab_id_++;
     tab.target_id = target_id;
     tab.session_id = session_id;
+    tab.apply_target_info(info);
+    if (const TabState* opener = tab_of_frame(text_of(info, "openerId"))) tab.opener_tab = opener->tab_id;
     session.tab_id = tab.tab_id;
     tabs_.emplace(tab.tab_id, std::move(tab));
   } else if (type == "iframe") {
@@ -148,6 +391,8 @@ asio::awaitable<void> BrowserConnection::set_up_session(std::shared_ptr<BrowserC
   commands.push_back({"Page.setLifecycleEventsEnabled", json{{"enabled", true}}});
   commands.push_back({"Runtime.enable", json::object()});
   if (type == "page") commands.push_back({"Network.enable", json::object()});
+  // A file chooser becomes an event (Page.fileChooserOpened) instead of a native dialog nobody can answer.
+  commands.push_back({"Page.setInterceptFileChooserDialog", json{{"enabled", true}}});
   commands.push_back({"Page.getFrameTree", json::object()});
   commands.push_back(
       {"Page.addScriptToEvaluateOnNewDocument", json{{"source", std::string(page_script_bundle())},
@@ -171,6 +416,16 @@ asio::awaitable<void> BrowserConnection::set_up_session(std::shared_ptr<BrowserC
           if (--*remaining == 0) all_done->cancel();
         });
   }
+  // Resume the target right behind its setup commands, without waiting for their replies: the browser
+  // handles a session's commands in order, so the setup is in place before the page runs, and some of them
+  // are answered only once the target runs (a tab opened by a noopener link — target=_blank — gets its
+  // renderer only then: awaiting the replies first left it paused until the setup timed out).
+  // Posted, so that it is sent after the spawned calls above have sent theirs.
+  std::weak_ptr<CdpClient> client = self->client_;
+  asio::post(ex, [client, session_id] {
+    if (auto locked = client.lock())
+      locked->notify("Runtime.runIfWaitingForDebugger", json::object(), session_id);
+  });
   if (*remaining > 0) {
     boost::system::error_code ignored;
     co_await all_done->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
@@ -187,7 +442,6 @@ asio::awaitable<void> BrowserConnection::set_up_session(std::shared_ptr<BrowserC
   }
   // A command that failed (the target went away meanwhile) leaves the session as it is; later calls on it
   // report what happened.
-  self->client_->notify("Runtime.runIfWaitingForDebugger", json::object(), session_id);
   session->second.ready = true;
   self->changed();
 }
@@ -217,6 +471,8 @@ void BrowserConnection::on_crashed(const std::string& target_id, const std::stri
   for (auto& [tab_id, tab] : tabs_) {
     if (tab.target_id != target_id || tab.crashed) continue;
     tab.crashed = true;
+    tab.modal.reset();
+    tab.touch();
     const Error why(codes::kBrowserTabCrashed, "tab " + std::to_string(tab_id) + " crashed" +
                                                    (status.empty() ? "" : " (" + status + ")"));
     std::vector<std::string> ended;
@@ -359,6 +615,77 @@ asio::awaitable<Result<void>> BrowserConnection::navigate(int64_t tab_id, std::s
     }
     co_return fail(codes::kBrowserTabCrashed, "tab " + std::to_string(tab_id) + " crashed");
   }
+}
+
+asio::awaitable<Result<void>> BrowserConnection::handle_dialog(int64_t tab_id, bool accept,
+                                                               std::string prompt_text,
+                                                               std::chrono::milliseconds timeout) {
+  std::shared_ptr<BrowserConnection> self = shared_from_this();
+  const TabState* state = tab(tab_id);
+  if (state == nullptr) co_return fail(codes::kBrowserNoSuchTab, "no tab " + std::to_string(tab_id));
+  if (!state->modal || state->modal->kind != ModalState::Kind::kDialog) {
+    co_return fail(codes::kBrowserNoModal, "no dialog is open on tab " + std::to_string(tab_id));
+  }
+  const std::string session_id = state->modal->session_id;
+  const int64_t modal_id = state->modal->id;
+  json params = {{"accept", accept}};
+  if (state->modal->dialog_type == "prompt") params["promptText"] = prompt_text;
+  CallOptions options;
+  options.timeout = timeout;
+  Result<json> reply =
+      co_await call("Page.handleJavaScriptDialog", std::move(params), session_id, std::move(options));
+  // Clears that dialog only: the page may have opened the next one before the reply came.
+  auto owner = tabs_.find(tab_id);
+  const bool still_open = owner != tabs_.end() && owner->second.modal && owner->second.modal->id == modal_id;
+  if (!reply) {
+    // Chromium says so when the dialog closed meanwhile (the page navigated, another client answered it).
+    if (reply.error().code() == codes::kBrowserCdpError &&
+        reply.error().message().find("No dialog") != std::string::npos) {
+      if (still_open) {
+        owner->second.modal.reset();
+        owner->second.touch();
+        changed();
+      }
+      co_return fail(codes::kBrowserNoModal, "the dialog on tab " + std::to_string(tab_id) + " is gone");
+    }
+    co_return fail(reply.error());
+  }
+  if (still_open) {
+    owner->second.modal.reset();
+    owner->second.touch();
+    changed();
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> BrowserConnection::set_chooser_files(int64_t tab_id,
+                                                                   std::vector<std::string> files,
+                                                                   std::chrono::milliseconds timeout) {
+  std::shared_ptr<BrowserConnection> self = shared_from_this();
+  const TabState* state = tab(tab_id);
+  if (state == nullptr) co_return fail(codes::kBrowserNoSuchTab, "no tab " + std::to_string(tab_id));
+  if (!state->modal || state->modal->kind != ModalState::Kind::kFileChooser) {
+    co_return fail(codes::kBrowserNoModal, "no file chooser is open on tab " + std::to_string(tab_id));
+  }
+  if (state->modal->backend_node_id == 0) {
+    co_return fail(codes::kBrowserCdpError, "the file chooser on tab " + std::to_string(tab_id) +
+                                                " names no <input type=file> to give the files to");
+  }
+  const std::string session_id = state->modal->session_id;
+  const int64_t modal_id = state->modal->id;
+  json params = {{"files", files}, {"backendNodeId", state->modal->backend_node_id}};
+  CallOptions options;
+  options.timeout = timeout;
+  Result<json> reply =
+      co_await call("DOM.setFileInputFiles", std::move(params), session_id, std::move(options));
+  if (!reply) co_return fail(reply.error());
+  auto owner = tabs_.find(tab_id);
+  if (owner != tabs_.end() && owner->second.modal && owner->second.modal->id == modal_id) {
+    owner->second.modal.reset();
+    owner->second.touch();
+    changed();
+  }
+  co_return Result<void>{};
 }
 
 const TabState* BrowserConnection::tab(int64_t tab_id) const {

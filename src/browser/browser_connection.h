@@ -25,6 +25,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "browser/cdp/cdp_client.h"
+#include "browser/origin_guard.h"
 #include "browser/tab.h"
 #include "keel/cancellation.h"
 #include "keel/error.h"
@@ -42,6 +45,18 @@ namespace keel::browser {
 
 struct ConnectionOptions {
   std::chrono::milliseconds setup_timeout{30'000};  // each command of start() and of a session's setup
+  // Decides each paused document request (unset = no Fetch guard). `tab_id` is the tab whose frame asked:
+  // for a popup whose tab does not exist yet, its opener's tab when Chromium named the opener
+  // (Target.targetCreated's openerId); 0 when keel cannot tell — the guard must then decide without a tab
+  // (refuse unless the URL is one every thread may reach). Called on the connection's executor; quick.
+  std::function<GuardDecision(int64_t tab_id, const PausedDocumentRequest&)> navigation_guard;
+  // Checks a frame's committed URL (Page.frameNavigated); unset = no check.
+  std::function<GuardDecision(int64_t tab_id, std::string_view url, FrameKind)> commit_check;
+  // Where downloads are saved, each under its guid (Browser.setDownloadBehavior allowAndName); "" = downloads
+  // are denied.
+  std::filesystem::path download_dir;
+  // The clock of the dialog-loop rule (injectable for tests); unset = std::chrono::steady_clock::now.
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 class BrowserConnection : public std::enable_shared_from_this<BrowserConnection> {
@@ -73,6 +88,15 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   boost::asio::awaitable<Result<void>> navigate(int64_t tab_id, std::string url,
                                                 std::chrono::milliseconds timeout, CancellationToken cancel);
 
+  // Answers the tab's open JavaScript dialog (Page.handleJavaScriptDialog{accept, promptText}) on the session
+  // it came from, and clears the modal state. browser.no_modal when no dialog is open on the tab.
+  boost::asio::awaitable<Result<void>> handle_dialog(int64_t tab_id, bool accept, std::string prompt_text,
+                                                     std::chrono::milliseconds timeout);
+  // Gives the tab's open file chooser its files (DOM.setFileInputFiles{files, backendNodeId} on the chooser's
+  // session; no files = nothing chosen) and clears the modal state. browser.no_modal when no chooser is open.
+  boost::asio::awaitable<Result<void>> set_chooser_files(int64_t tab_id, std::vector<std::string> files,
+                                                         std::chrono::milliseconds timeout);
+
   // Waits until `ready()` is true, re-checking after every change of any tab's state; browser.cdp_timeout
   // after `timeout`, browser.crashed when the browser exits first, `cancelled` when the token fires.
   boost::asio::awaitable<Result<void>> wait_until(std::function<bool()> ready,
@@ -95,7 +119,27 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
     bool ready = false;  // set up and resumed
   };
 
+  // A call through call() that a dialog may fail early (see the header comment).
+  struct PendingCall {
+    int64_t tab_id = 0;
+    std::string method;
+    std::shared_ptr<CancellationSource> stop;
+    std::optional<Error> modal;  // set when a dialog ended the call
+  };
+
   void on_event(const CdpEvent& event);
+  void on_dialog_opening(const CdpEvent& event, TabState& owner);
+  void on_request_paused(const CdpEvent& event);
+  void on_frame_committed(const CdpEvent& event, TabState& owner);
+  void on_download(const CdpEvent& event);
+  // The tab whose frame (or page target) has this id, or nullptr.
+  TabState* tab_of_frame(const std::string& frame_id);
+  // browser.modal_open for the tab's open dialog or chooser.
+  static Error modal_error(const TabState& tab);
+  std::chrono::steady_clock::time_point now() const;
+  // Title and URL of a page target from Target.getTargetInfo.
+  static boost::asio::awaitable<void> refresh_target_info(std::shared_ptr<BrowserConnection> self,
+                                                          std::string target_id);
   void on_attached(const CdpEvent& event);
   void on_detached(const std::string& session_id);
   void on_crashed(const std::string& target_id, const std::string& status);
@@ -112,6 +156,12 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   CdpClient::Subscription close_;
   std::map<int64_t, TabState> tabs_;
   std::map<std::string, SessionInfo> sessions_;
+  std::map<uint64_t, std::shared_ptr<PendingCall>> pending_calls_;
+  uint64_t next_call_ = 0;
+  // Recent dialogs per document ("<session> <loader or url>"): their opening times, for the loop rule.
+  std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> recent_dialogs_;
+  // Openers of targets Chromium announced (Target.targetCreated/targetInfoChanged): target id -> opener's.
+  std::map<std::string, std::string> openers_;
   int64_t next_tab_id_ = 1;
   std::optional<Error> exited_;
   // Waiters of wait_until: each a timer that changed() cancels.

@@ -99,6 +99,12 @@ class BrowserConnectionTest : public ::testing::Test {
            {{"frame", {{"id", targets_[session]}, {"loaderId", "L-" + session}, {"url", "about:blank"}}}}}};
     }
     if (method == "Target.createTarget") return {{"targetId", "T-created"}};
+    if (method == "Target.getTargetInfo") {
+      return {{"targetInfo",
+               {{"targetId", command["params"].value("targetId", "")},
+                {"title", "Titled"},
+                {"url", "http://t/"}}}};
+    }
     if (method == "Runtime.callFunctionOn" && script_reply_) return script_reply_(command);
     return json::object();
   }
@@ -119,11 +125,19 @@ class BrowserConnectionTest : public ::testing::Test {
     deliver_event("Target.attachedToTarget", std::move(params), parent_session);
   }
 
-  std::shared_ptr<BrowserConnection> start_connection() {
-    ConnectionOptions options;
+  std::shared_ptr<BrowserConnection> start_connection(ConnectionOptions options = {}) {
     auto started = run(BrowserConnection::start(client_, options));
     EXPECT_TRUE(started) << started.error().to_string();
     return started ? *started : nullptr;
+  }
+
+  // Every command with this method, in order.
+  std::vector<json> all_of(const std::string& method) const {
+    std::vector<json> out;
+    for (const json& command : commands_) {
+      if (command.value("method", "") == method) out.push_back(command);
+    }
+    return out;
   }
 
   // Index of the first command with this method (and session, if given); -1 when none.
@@ -353,6 +367,381 @@ TEST_F(BrowserConnectionTest, CallScriptNamesAMissingTabOrFrame) {
   Result<json> no_frame = run(call_script(connection, 1, "gone", "snapshot", no_args, options));
   ASSERT_FALSE(no_frame);
   EXPECT_EQ(no_frame.error().code(), codes::kBrowserTargetClosed);
+}
+
+// ---- Tab events: dialogs, file choosers, logs, popups, downloads and the navigation guard ----
+
+json alert_event(std::string message, std::string frame = "T1") {
+  return {{"url", "http://127.0.0.1:1/a.html"},
+          {"frameId", std::move(frame)},
+          {"message", std::move(message)},
+          {"type", "alert"},
+          {"hasBrowserHandler", true}};
+}
+
+asio::awaitable<Result<json>> send(std::shared_ptr<BrowserConnection> connection, std::string method,
+                                   std::string session) {
+  CallOptions options;
+  options.timeout = std::chrono::minutes(5);
+  json params = json::object();
+  co_return co_await connection->call(std::move(method), std::move(params), std::move(session),
+                                      std::move(options));
+}
+
+TEST_F(BrowserConnectionTest, StartDeniesDownloadsAndSetsNoGuardByDefault) {
+  auto connection = start_connection();
+  const int downloads = index_of("Browser.setDownloadBehavior");
+  ASSERT_GE(downloads, 0);
+  EXPECT_EQ(commands_[downloads]["params"]["behavior"], "deny");
+  EXPECT_EQ(commands_[downloads]["params"]["eventsEnabled"], true);
+  EXPECT_EQ(index_of("Fetch.enable"), -1);
+  attach("S1", "T1", "page");
+  const int chooser = index_of("Page.setInterceptFileChooserDialog", "S1");
+  ASSERT_GE(chooser, 0);
+  EXPECT_EQ(commands_[chooser]["params"]["enabled"], true);
+  EXPECT_LT(chooser, index_of("Runtime.runIfWaitingForDebugger", "S1"));
+}
+
+TEST_F(BrowserConnectionTest, StartEnablesTheGuardAndDownloadsBeforeAttachingTargets) {
+  ConnectionOptions options;
+  options.navigation_guard = [](int64_t, const PausedDocumentRequest&) { return GuardDecision{}; };
+  options.download_dir = "/tmp/keel-downloads";
+  auto connection = start_connection(options);
+  const int fetch = index_of("Fetch.enable");
+  ASSERT_GE(fetch, 0);
+  EXPECT_EQ(commands_[fetch].value("sessionId", ""), "");
+  EXPECT_EQ(
+      commands_[fetch]["params"]["patterns"],
+      (json::array({{{"urlPattern", "*"}, {"resourceType", "Document"}, {"requestStage", "Request"}}})));
+  const int downloads = index_of("Browser.setDownloadBehavior");
+  ASSERT_GE(downloads, 0);
+  EXPECT_EQ(commands_[downloads]["params"]["behavior"], "allowAndName");
+  EXPECT_EQ(commands_[downloads]["params"]["downloadPath"], "/tmp/keel-downloads");
+  EXPECT_LT(fetch, index_of("Target.setAutoAttach"));
+  EXPECT_LT(downloads, index_of("Target.setAutoAttach"));
+}
+
+TEST_F(BrowserConnectionTest, ADialogFailsThePendingCallsOfItsTabAtOnceExceptTheOnesThatWorkDuringIt) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  attach("S2", "T2", "page");
+  attach("S3", "F1", "iframe", "S1");
+  held_ = {"Runtime.evaluate", "Page.navigate", "DOM.describeNode"};
+  auto page_call = spawn(evaluate(connection, "S1"));
+  auto frame_call = spawn(send(connection, "DOM.describeNode", "S3"));
+  auto navigation = spawn(send(connection, "Page.navigate", "S1"));
+  auto other_tab = spawn(evaluate(connection, "S2"));
+  ASSERT_FALSE(page_call->has_value());
+  deliver_event("Page.javascriptDialogOpening", alert_event("Hello"), "S1");
+  ASSERT_TRUE(page_call->has_value());
+  ASSERT_FALSE(**page_call);
+  EXPECT_EQ((*page_call)->error().code(), codes::kBrowserModalOpen);
+  EXPECT_NE((*page_call)->error().message().find("An alert dialog is open on tab 1 (\"Hello\")"),
+            std::string::npos)
+      << (*page_call)->error().message();
+  EXPECT_NE((*page_call)->error().message().find("browser_handle_dialog{accept} clears it"),
+            std::string::npos);
+  ASSERT_TRUE(frame_call->has_value()) << "an out-of-process frame of the tab is blocked too";
+  EXPECT_EQ((*frame_call)->error().code(), codes::kBrowserModalOpen);
+  EXPECT_FALSE(navigation->has_value()) << "Page.navigate works while a dialog is open";
+  EXPECT_FALSE(other_tab->has_value()) << "another tab is not blocked";
+  // Later calls on the tab fail at once too; call_script surfaces the code as it is.
+  Result<json> later = run(send(connection, "DOM.getDocument", "S1"));
+  ASSERT_FALSE(later);
+  EXPECT_EQ(later.error().code(), codes::kBrowserModalOpen);
+  json context = {{"context", {{"id", 5}, {"name", "keel"}, {"auxData", {{"frameId", "T1"}}}}}};
+  deliver_event("Runtime.executionContextCreated", std::move(context), "S1");
+  json no_args = json::object();
+  ScriptOptions script_options;
+  Result<json> script = run(call_script(connection, 1, "T1", "snapshot", std::move(no_args), script_options));
+  ASSERT_FALSE(script);
+  EXPECT_EQ(script.error().code(), codes::kBrowserModalOpen);
+  // The late reply of the failed call is dropped without harm.
+  wire_->deliver(json{
+      {"id", commands_[index_of("Runtime.evaluate", "S1")]["id"]},
+      {"result", json::object()},
+      {"sessionId",
+       "S1"}}.dump());
+  pump();
+  held_.clear();
+  Result<void> handled = run(connection->handle_dialog(1, true, "", std::chrono::seconds(5)));
+  ASSERT_TRUE(handled) << handled.error().to_string();
+  const std::vector<json> answers = all_of("Page.handleJavaScriptDialog");
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0]["sessionId"], "S1");
+  EXPECT_EQ(answers[0]["params"]["accept"], true);
+  EXPECT_FALSE(connection->tab(1)->modal.has_value());
+  Result<json> after = run(evaluate(connection, "S1"));
+  EXPECT_TRUE(after) << after.error().to_string();
+}
+
+TEST_F(BrowserConnectionTest, HandleDialogAndSetChooserFilesSayNoModalWhenNoneIsOpen) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  Result<void> dialog = run(connection->handle_dialog(1, true, "", std::chrono::seconds(5)));
+  ASSERT_FALSE(dialog);
+  EXPECT_EQ(dialog.error().code(), codes::kBrowserNoModal);
+  std::vector<std::string> one_file = {"/tmp/a.txt"};
+  Result<void> chooser = run(connection->set_chooser_files(1, one_file, std::chrono::seconds(5)));
+  ASSERT_FALSE(chooser);
+  EXPECT_EQ(chooser.error().code(), codes::kBrowserNoModal);
+  // A chooser is not a dialog, and a dialog is not a chooser.
+  deliver_event("Page.fileChooserOpened",
+                json{{"frameId", "T1"}, {"mode", "selectSingle"}, {"backendNodeId", 9}}, "S1");
+  Result<void> wrong = run(connection->handle_dialog(1, false, "", std::chrono::seconds(5)));
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code(), codes::kBrowserNoModal);
+  Result<json> page_call = run(evaluate(connection, "S1"));
+  EXPECT_TRUE(page_call) << "a file chooser does not block the renderer";
+}
+
+TEST_F(BrowserConnectionTest, APromptIsAnsweredWithItsText) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  json prompt = alert_event("Your name?");
+  prompt["type"] = "prompt";
+  prompt["defaultPrompt"] = "Ada";
+  deliver_event("Page.javascriptDialogOpening", prompt, "S1");
+  ASSERT_TRUE(connection->tab(1)->modal.has_value());
+  Result<void> handled = run(connection->handle_dialog(1, true, "Grace", std::chrono::seconds(5)));
+  ASSERT_TRUE(handled) << handled.error().to_string();
+  const std::vector<json> answers = all_of("Page.handleJavaScriptDialog");
+  ASSERT_EQ(answers.size(), 1u);
+  const json& params = answers[0]["params"];
+  EXPECT_EQ(params["promptText"], "Grace");
+  EXPECT_FALSE(connection->tab(1)->modal.has_value());
+}
+
+TEST_F(BrowserConnectionTest, TheNextDialogThatOpensBeforeTheAnswerToThisOneStaysOpen) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  deliver_event("Page.javascriptDialogOpening", alert_event("one"), "S1");
+  held_.insert("Page.handleJavaScriptDialog");
+  auto handled = spawn(connection->handle_dialog(1, true, "", std::chrono::seconds(5)));
+  // Chromium may report the next dialog before the close of the one answered (seen with alert-loop.html).
+  deliver_event("Page.javascriptDialogOpening", alert_event("two"), "S1");
+  deliver_event("Page.javascriptDialogClosed", json{{"result", true}}, "S1");
+  wire_->deliver(json{
+      {"id", all_of("Page.handleJavaScriptDialog").at(0)["id"]},
+      {"result", json::object()},
+      {"sessionId",
+       "S1"}}.dump());
+  pump();
+  ASSERT_TRUE(handled->has_value());
+  EXPECT_TRUE(**handled);
+  ASSERT_TRUE(connection->tab(1)->modal.has_value());
+  EXPECT_EQ(connection->tab(1)->modal->message, "two");
+}
+
+TEST_F(BrowserConnectionTest, TheFourthDialogOfADocumentWithinOneSecondIsDismissedByKeel) {
+  auto now = std::make_shared<std::chrono::steady_clock::time_point>();
+  ConnectionOptions options;
+  options.clock = [now] { return *now; };
+  auto connection = start_connection(options);
+  attach("S1", "T1", "page");
+  for (int i = 1; i <= 3; ++i) {
+    deliver_event("Page.javascriptDialogOpening", alert_event("n" + std::to_string(i)), "S1");
+    ASSERT_TRUE(connection->tab(1)->modal.has_value()) << i;
+    Result<void> handled = run(connection->handle_dialog(1, true, "", std::chrono::seconds(5)));
+    ASSERT_TRUE(handled) << handled.error().to_string();
+    *now += std::chrono::milliseconds(300);
+  }
+  EXPECT_EQ(connection->tab(1)->auto_dismissed_dialogs, 0);
+  deliver_event("Page.javascriptDialogOpening", alert_event("n4"), "S1");
+  EXPECT_FALSE(connection->tab(1)->modal.has_value());
+  EXPECT_EQ(connection->tab(1)->auto_dismissed_dialogs, 1);
+  std::vector<json> answers = all_of("Page.handleJavaScriptDialog");
+  ASSERT_EQ(answers.size(), 4u);
+  EXPECT_EQ(answers[3]["params"]["accept"], false);
+  EXPECT_EQ(answers[3]["sessionId"], "S1");
+  // While they keep coming that fast, each is dismissed; calls on the tab are not blocked by them.
+  *now += std::chrono::milliseconds(10);
+  deliver_event("Page.javascriptDialogOpening", alert_event("n5"), "S1");
+  EXPECT_EQ(connection->tab(1)->auto_dismissed_dialogs, 2);
+  Result<json> page_call = run(evaluate(connection, "S1"));
+  EXPECT_TRUE(page_call) << page_call.error().to_string();
+  // Another document's dialog is not part of the loop.
+  deliver_event("Page.frameNavigated",
+                json{{"frame", {{"id", "T1"}, {"loaderId", "L2"}, {"url", "http://b/"}}}}, "S1");
+  deliver_event("Page.javascriptDialogOpening", alert_event("new page"), "S1");
+  ASSERT_TRUE(connection->tab(1)->modal.has_value());
+  EXPECT_EQ(connection->tab(1)->modal->message, "new page");
+  // A dialog well after the loop stopped is the model's to answer again.
+  deliver_event("Page.frameNavigated",
+                json{{"frame", {{"id", "T1"}, {"loaderId", "L-S1"}, {"url", "about:blank"}}}}, "S1");
+  *now += std::chrono::seconds(2);
+  deliver_event("Page.javascriptDialogOpening", alert_event("later"), "S1");
+  ASSERT_TRUE(connection->tab(1)->modal.has_value());
+  EXPECT_EQ(connection->tab(1)->auto_dismissed_dialogs, 2);
+}
+
+TEST_F(BrowserConnectionTest, TheFileChooserGetsItsFilesOnItsSessionAndIsCleared) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  attach("S2", "F1", "iframe", "S1");
+  deliver_event("Page.fileChooserOpened",
+                json{{"frameId", "F1"}, {"mode", "selectMultiple"}, {"backendNodeId", 31}}, "S2");
+  ASSERT_TRUE(connection->tab(1)->modal.has_value());
+  EXPECT_TRUE(connection->tab(1)->modal->multiple);
+  std::vector<std::string> files = {"/w/a.txt", "/w/b.txt"};
+  Result<void> set = run(connection->set_chooser_files(1, files, std::chrono::seconds(5)));
+  ASSERT_TRUE(set) << set.error().to_string();
+  const int at = index_of("DOM.setFileInputFiles", "S2");
+  ASSERT_GE(at, 0);
+  EXPECT_EQ(commands_[at]["params"]["backendNodeId"], 31);
+  EXPECT_EQ(commands_[at]["params"]["files"], (json::array({"/w/a.txt", "/w/b.txt"})));
+  EXPECT_FALSE(connection->tab(1)->modal.has_value());
+}
+
+TEST_F(BrowserConnectionTest, APopupKnowsItsOpenerAndTitleAndUrlFollowTargetInfo) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  targets_["S2"] = "T2";
+  json popup = {
+      {"sessionId", "S2"},
+      {"targetInfo", {{"targetId", "T2"}, {"type", "page"}, {"url", "about:blank"}, {"openerId", "T1"}}},
+      {"waitingForDebugger", true}};
+  deliver_event("Target.attachedToTarget", std::move(popup));
+  ASSERT_NE(connection->tab(2), nullptr);
+  EXPECT_EQ(connection->tab(2)->opener_tab, 1);
+  EXPECT_EQ(connection->tab(1)->opener_tab, 0);
+  const int64_t before = connection->tab(2)->change_seq;
+  deliver_event("Target.targetInfoChanged",
+                json{{"targetInfo",
+                      {{"targetId", "T2"}, {"type", "page"}, {"title", "Receipt"}, {"url", "http://a/r"}}}});
+  EXPECT_EQ(connection->tab(2)->title, "Receipt");
+  EXPECT_EQ(connection->tab(2)->url, "http://a/r");
+  EXPECT_GT(connection->tab(2)->change_seq, before);
+  EXPECT_EQ(connection->tab(1)->title, "");
+}
+
+TEST_F(BrowserConnectionTest, TheTitleIsAskedForOnceTheMainDocumentLoaded) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  deliver_event("Page.lifecycleEvent", json{{"frameId", "C1"}, {"loaderId", "L"}, {"name", "load"}}, "S1");
+  EXPECT_EQ(index_of("Target.getTargetInfo"), -1) << "a subframe's load is not the tab's";
+  deliver_event("Page.lifecycleEvent",
+                json{{"frameId", "T1"}, {"loaderId", "L"}, {"name", "DOMContentLoaded"}}, "S1");
+  const int asked = index_of("Target.getTargetInfo");
+  ASSERT_GE(asked, 0);
+  EXPECT_EQ(commands_[asked]["params"]["targetId"], "T1");
+  EXPECT_EQ(connection->tab(1)->title, "Titled");
+}
+
+TEST_F(BrowserConnectionTest, ADownloadIsRecordedInTheTabOfItsFrame) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  attach("S2", "T2", "page");
+  deliver_event(
+      "Browser.downloadWillBegin",
+      json{{"frameId", "T2"}, {"guid", "G"}, {"url", "http://a/r.csv"}, {"suggestedFilename", "r.csv"}});
+  deliver_event("Browser.downloadProgress",
+                json{{"guid", "G"}, {"state", "completed"}, {"receivedBytes", 5}, {"totalBytes", 5}});
+  EXPECT_TRUE(connection->tab(1)->downloads.empty());
+  ASSERT_EQ(connection->tab(2)->downloads.size(), 1u);
+  EXPECT_EQ(connection->tab(2)->downloads[0].state, "completed");
+}
+
+struct GuardCall {
+  int64_t tab_id;
+  PausedDocumentRequest request;
+};
+
+TEST_F(BrowserConnectionTest, TheGuardAnswersEveryPausedRequestAndRecordsRefusals) {
+  auto asked = std::make_shared<std::vector<GuardCall>>();
+  ConnectionOptions options;
+  options.navigation_guard = [asked](int64_t tab_id, const PausedDocumentRequest& request) {
+    asked->push_back({tab_id, request});
+    GuardDecision decision;
+    decision.allowed = request.url.starts_with("http://ok/");
+    decision.reason = "no host permission";
+    decision.url = request.url;
+    return decision;
+  };
+  auto connection = start_connection(options);
+  attach("S1", "T1", "page");
+  deliver_event("Page.frameAttached", json{{"frameId", "C1"}, {"parentFrameId", "T1"}}, "S1");
+  auto paused = [&](std::string id, std::string frame, std::string url, bool redirect = false) {
+    json params = {{"requestId", id},
+                   {"request", {{"url", url}, {"method", "GET"}}},
+                   {"frameId", frame},
+                   {"resourceType", "Document"},
+                   {"networkId", "N" + id}};
+    if (redirect) params["redirectedRequestId"] = "R0";
+    deliver_event("Fetch.requestPaused", std::move(params));
+  };
+  paused("1", "T1", "http://ok/a");
+  paused("2", "C1", "http://evil/frame");
+  paused("3", "T1", "http://evil/hop", true);
+  // A page target keel has not attached yet: its opener's tab decides; with no opener known, tab 0.
+  deliver_event("Target.targetCreated",
+                json{{"targetInfo", {{"targetId", "P1"}, {"type", "page"}, {"openerId", "T1"}}}});
+  paused("4", "P1", "http://evil/popup");
+  paused("5", "UNKNOWN", "http://evil/x");
+  deliver_event("Fetch.requestPaused", json{{"requestId", "6"}});  // malformed: still answered
+  ASSERT_EQ(asked->size(), 6u);
+  EXPECT_EQ((*asked)[0].tab_id, 1);
+  EXPECT_EQ((*asked)[0].request.frame, FrameKind::kMainFrame);
+  EXPECT_EQ((*asked)[1].request.frame, FrameKind::kSubframe);
+  EXPECT_TRUE((*asked)[2].request.redirect);
+  EXPECT_EQ((*asked)[3].tab_id, 1);
+  EXPECT_EQ((*asked)[4].tab_id, 0);
+  EXPECT_EQ((*asked)[5].tab_id, 0);
+  std::map<std::string, json> answers;
+  for (const char* method : {"Fetch.continueRequest", "Fetch.failRequest"}) {
+    for (const json& command : all_of(method)) {
+      EXPECT_FALSE(answers.contains(command["params"]["requestId"])) << "answered twice";
+      answers[command["params"]["requestId"]] = command;
+    }
+  }
+  ASSERT_EQ(answers.size(), 6u) << "every paused request is answered";
+  EXPECT_EQ(answers["1"]["method"], "Fetch.continueRequest");
+  for (const char* refused : {"2", "3", "4", "5", "6"}) {
+    EXPECT_EQ(answers[refused]["method"], "Fetch.failRequest") << refused;
+    EXPECT_EQ(answers[refused]["params"]["errorReason"], "BlockedByClient") << refused;
+  }
+  const TabState* tab = connection->tab(1);
+  ASSERT_EQ(tab->blocked.size(), 3u);
+  EXPECT_EQ(tab->blocked[0].url, "http://evil/frame");
+  EXPECT_EQ(tab->blocked[0].frame_id, "C1");
+  EXPECT_EQ(tab->blocked[1].reason, "no host permission (a redirect hop)");
+  EXPECT_EQ(tab->blocked[2].url, "http://evil/popup");
+  ASSERT_EQ(tab->network.size(), 3u);
+  EXPECT_EQ(tab->network[0].failure, "blocked by keel: no host permission");
+}
+
+TEST_F(BrowserConnectionTest, ACommittedUrlTheCheckRefusesIsReplacedByAboutBlankAndRecorded) {
+  ConnectionOptions options;
+  options.commit_check = [](int64_t, std::string_view url, FrameKind) {
+    GuardDecision decision;
+    decision.allowed = !url.starts_with("data:");
+    decision.reason = "scheme";
+    return decision;
+  };
+  auto connection = start_connection(options);
+  attach("S1", "T1", "page");
+  deliver_event("Page.frameNavigated",
+                json{{"frame", {{"id", "T1"}, {"loaderId", "L2"}, {"url", "http://ok/"}}}}, "S1");
+  EXPECT_EQ(index_of("Page.navigate"), -1);
+  deliver_event(
+      "Page.frameNavigated",
+      json{{"frame", {{"id", "C1"}, {"parentId", "T1"}, {"loaderId", "L3"}, {"url", "data:text/html,hi"}}}},
+      "S1");
+  const int blank = index_of("Page.navigate", "S1");
+  ASSERT_GE(blank, 0);
+  EXPECT_EQ(commands_[blank]["params"], (json{{"url", "about:blank"}, {"frameId", "C1"}}));
+  ASSERT_EQ(connection->tab(1)->blocked.size(), 1u);
+  EXPECT_EQ(connection->tab(1)->blocked[0].url, "data:text/html,hi");
+  EXPECT_EQ(connection->tab(1)->blocked[0].frame_id, "C1");
+}
+
+TEST_F(BrowserConnectionTest, ACrashClearsTheModalState) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  deliver_event("Page.javascriptDialogOpening", alert_event("x"), "S1");
+  ASSERT_TRUE(connection->tab(1)->modal.has_value());
+  deliver_event("Target.targetCrashed", json{{"targetId", "T1"}, {"status", "crashed"}});
+  EXPECT_FALSE(connection->tab(1)->modal.has_value());
 }
 
 }  // namespace

@@ -237,6 +237,16 @@ asio::awaitable<Result<void>> BrowserRuntime::launch() {
   }
   ConnectionOptions connection_options;
   connection_options.setup_timeout = options_.command_timeout;
+  connection_options.download_dir = options_.download_dir;
+  // The navigation guard: every document request and every commit of a tab is held to the policy of the
+  // thread that owns the tab (a popup not yet adopted: its opener's tab; no owner at all: "", which a
+  // policy answers for no thread in particular).
+  connection_options.navigation_guard = [this](int64_t tab_id, const PausedDocumentRequest& request) {
+    return decide_paused_request(request, owner_of(tab_id), policy());
+  };
+  connection_options.commit_check = [this](int64_t tab_id, std::string_view url, FrameKind frame) {
+    return check_committed_url(url, frame, owner_of(tab_id), policy());
+  };
   Result<std::shared_ptr<BrowserConnection>> connection =
       co_await BrowserConnection::start(client_, std::move(connection_options));
   if (!connection) co_return fail(connection.error());
@@ -362,6 +372,12 @@ void BrowserRuntime::publish(BrowserThread& thread) {
       TabView tab;
       tab.tab_id = tab_id;
       tab.crashed = state->crashed;
+      tab.title = state->title;
+      if (state->modal) {
+        tab.modal = state->modal->kind == ModalState::Kind::kFileChooser
+                        ? "a file chooser"
+                        : "a " + state->modal->dialog_type + " dialog";
+      }
       if (const FrameState* main = state->main_frame()) {
         tab.url = main->url;
         tab.origin = main->origin == "null" ? "" : main->origin;
@@ -381,6 +397,20 @@ void BrowserRuntime::publish(BrowserThread& thread) {
   view.current_tab = thread.current_;
   MutexLock lock(mu_);
   views_[thread.id()] = std::move(view);
+}
+
+namespace {
+// The policy of a runtime created without one: every http(s) origin (tests, and tools run outside keel's
+// engine); schemes and URLs without an origin are still refused by the guard's own rules.
+class AnyOrigin final : public OriginPolicy {
+ public:
+  bool allows_navigation(const std::string&, const std::string&) const override { return true; }
+};
+}  // namespace
+
+const OriginPolicy& BrowserRuntime::policy() const {
+  static const AnyOrigin kAnyOrigin;
+  return options_.policy ? *options_.policy : kAnyOrigin;
 }
 
 std::string BrowserRuntime::owner_of(int64_t tab_id) const {

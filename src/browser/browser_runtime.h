@@ -168,7 +168,9 @@ class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_fr
   // Runtime-thread only: publishes `thread`'s view (after a change of its tabs).
   void publish(BrowserThread& thread) EXCLUDES(mu_);
   // Runtime-thread only: which thread owns a tab (for the navigation guard). "" = none.
-  std::string owner_of(int64_t tab_id) const;
+  std::string owner_of(int64_t tab_id) const EXCLUDES(mu_);
+  // The origin policy (every http(s) origin when RuntimeOptions::policy is null).
+  const OriginPolicy& policy() const;
   boost::asio::io_context& io() { return io_; }
 
  private:

@@ -365,5 +365,64 @@ TEST_F(BrowserTools, APageThatNeverFinishesLoadingIsUsableAndTheCallReturns) {
   EXPECT_TRUE(call("browser_navigate", {{"url", page("overlay.html")}}).result);
 }
 
+TEST_F(BrowserTools, ANoopenerLinkOpensATabThatLoads) {
+  Outcome snapshot = open_and_snapshot("popup.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string link = ref_of(snapshot.text(), "link \"Open in a new tab\"");
+  ASSERT_NE(link, "") << snapshot.text();
+  Outcome clicked = call("browser_click", {{"ref", link}});
+  ASSERT_TRUE(clicked.result) << clicked.text();
+  EXPECT_NE(clicked.text().find("popup-target.html?via=link (browser_switch_tab"), std::string::npos)
+      << clicked.text();
+}
+
+TEST_F(BrowserTools, ADialogOpenedByAClickBlocksPageToolsUntilAnswered) {
+  Outcome snapshot = open_and_snapshot("dialogs.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string confirm = ref_of(snapshot.text(), "button \"Show confirm\"");
+  ASSERT_NE(confirm, "") << snapshot.text();
+  Outcome clicked = call("browser_click", {{"ref", confirm}});
+  ASSERT_TRUE(clicked.result) << clicked.text();
+  EXPECT_NE(clicked.text().find("Dialog: confirm \"Delete the draft?\" is open"), std::string::npos)
+      << clicked.text();
+  Outcome blocked = call("browser_snapshot", json::object());
+  EXPECT_EQ(blocked.code(), codes::kBrowserModalOpen) << blocked.text();
+  EXPECT_NE(blocked.text().find("browser_handle_dialog"), std::string::npos) << blocked.text();
+  EXPECT_TRUE(call("browser_list_tabs", json::object()).result);  // not blocked
+  Outcome answered = call("browser_handle_dialog", {{"accept", false}});
+  ASSERT_TRUE(answered.result) << answered.text();
+  EXPECT_EQ(call("browser_handle_dialog", {{"accept", true}}).code(), codes::kBrowserNoModal);
+  Outcome result = call("browser_find_text", {{"text", "confirm: false"}});
+  EXPECT_NE(result.text().find("1 match"), std::string::npos) << result.text();
+}
+
+TEST_F(BrowserTools, APromptIsAnsweredWithText) {
+  Outcome snapshot = open_and_snapshot("dialogs.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string prompt = ref_of(snapshot.text(), "button \"Show prompt\"");
+  ASSERT_TRUE(call("browser_click", {{"ref", prompt}}).result);
+  Outcome answered = call("browser_handle_dialog", {{"accept", true}, {"prompt_text", "Grace"}});
+  ASSERT_TRUE(answered.result) << answered.text();
+  Outcome result = call("browser_find_text", {{"text", "prompt: \"Grace\""}});
+  EXPECT_NE(result.text().find("1 match"), std::string::npos) << result.text();
+}
+
+TEST_F(BrowserTools, AnEndlessAlertLoopIsDismissedAndTheTabStaysUsable) {
+  // The page shows alerts forever from its load event: each answer opens the next.
+  Outcome opened = call("browser_navigate", {{"url", page("alert-loop.html")}});
+  ASSERT_TRUE(opened.result) << opened.text();
+  std::string reports = opened.text();
+  for (int i = 0; i < 6 && runtime_->view(thread_).tabs[runtime_->view(thread_).current_tab].modal != "";
+       ++i) {
+    Outcome answered = call("browser_handle_dialog", {{"accept", true}});
+    if (!answered.result) break;  // keel dismissed the rest itself
+    reports += "\n" + answered.text();
+  }
+  EXPECT_NE(reports.find("Dialog loop"), std::string::npos) << reports;
+  Outcome snapshot = call("browser_snapshot", json::object());
+  EXPECT_TRUE(snapshot.result) << snapshot.text();
+  EXPECT_TRUE(call("browser_navigate", {{"url", page("overlay.html")}}).result);
+}
+
 }  // namespace
 }  // namespace keel::browser

@@ -114,15 +114,10 @@ asio::awaitable<Result<ToolResult>> handle_dialog(std::shared_ptr<BrowserThread>
   }
   const ModalState modal = *state->modal;
   const bool accept = bool_arg(params, "accept", true);
-  json answer = {{"accept", accept}};
-  if (modal.dialog_type == "prompt" && params.contains("prompt_text"))
-    answer["promptText"] = string_arg(params, "prompt_text");
-  std::string session_id = modal.session_id.empty() ? state->session_id : modal.session_id;
+  std::string prompt_text = modal.dialog_type == "prompt" ? string_arg(params, "prompt_text") : std::string();
   ActionObserver observer(thread, *tab);
-  CallOptions options;
-  options.timeout = thread->runtime().options().command_timeout;
-  Result<json> answered = co_await connection->call("Page.handleJavaScriptDialog", std::move(answer),
-                                                    std::move(session_id), options);
+  Result<void> answered = co_await connection->handle_dialog(*tab, accept, std::move(prompt_text),
+                                                             thread->runtime().options().command_timeout);
   if (!answered) co_return fail(answered.error());
   co_await observer.settle(cancel);
   std::string done = std::string(accept ? "Accepted" : "Dismissed") + " the " + modal.dialog_type + " \"" +
@@ -177,13 +172,9 @@ asio::awaitable<Result<ToolResult>> upload_file(std::shared_ptr<BrowserThread> t
     co_return fail(codes::kBrowserNotActionable,
                    "the file chooser takes one file, not " + std::to_string(files.size()));
   }
-  std::string session_id = modal.session_id.empty() ? state->session_id : modal.session_id;
   ActionObserver observer(thread, *tab);
-  json command = {{"files", files}, {"backendNodeId", modal.backend_node_id}};
-  CallOptions options;
-  options.timeout = thread->runtime().options().command_timeout;
-  Result<json> chosen =
-      co_await connection->call("DOM.setFileInputFiles", std::move(command), std::move(session_id), options);
+  Result<void> chosen =
+      co_await connection->set_chooser_files(*tab, files, thread->runtime().options().command_timeout);
   if (!chosen) co_return fail(chosen.error());
   co_await observer.settle(cancel);
   std::string done =
