@@ -20,6 +20,7 @@
 
 #include "browser/browser_errors.h"
 #include "browser/cdp/pipe_transport.h"
+#include "browser/profile_lock.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn passes it on
 
@@ -32,6 +33,8 @@ namespace {
 
 constexpr char kTempPrefix[] = "keel-browser-";
 constexpr unsigned long long kSmallDevShm = 512ull << 20;  // below this Chromium's shared memory runs out
+// How long a launch waits for a killed leftover browser of the same profile to go away.
+constexpr std::chrono::seconds kLeftoverExitWait{5};
 
 // Owns a file descriptor until release().
 class Fd {
@@ -163,6 +166,11 @@ Result<std::unique_ptr<BrowserProcess>> BrowserProcess::launch(asio::any_io_exec
     return fail(Error(codes::kBrowserLaunchFailed,
                       "cannot create profile " + profile.string() + ": " + ec.message()));
   fs::permissions(profile, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (!spec.profile_dir.empty()) {
+    // A persistent profile may still be held by a browser an earlier keel left behind (profile_lock.h).
+    Result<void> claimed = claim_profile(profile, kLeftoverExitWait);
+    if (!claimed) return fail(claimed.error());
+  }
   const fs::path stderr_path = temp_dir / "stderr.log";
 
   auto to_browser = high_pipe();  // the browser reads its fd 3 from .first

@@ -4,7 +4,9 @@
 // the child's fd 3 reads keel's commands and its fd 4 writes replies and events; every other descriptor is
 // closed in the child. The child leads its own process group, so the whole tree (renderers, GPU, zygotes)
 // is signalled at once. It gets a fresh temporary profile ($TMPDIR/keel-browser-<keel pid>-XXXXXX/profile)
-// unless LaunchSpec::profile_dir names one; its stderr goes to a file beside it (stderr_tail()).
+// unless LaunchSpec::profile_dir names one; its stderr goes to a file beside it (stderr_tail()). A persistent
+// profile still held by a browser an earlier keel left behind is taken back from it, one held by anything
+// else is refused (profile_lock.h).
 //
 // Guarantees: the destructor kills the group if the browser is still running, reaps it, and removes the
 // temporary directory; a launch removes the temporary directories of keel processes that no longer exist.

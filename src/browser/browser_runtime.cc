@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <csignal>
 #include <exception>
 #include <utility>
 
@@ -18,6 +19,13 @@ using nlohmann::json;
 
 constexpr std::chrono::seconds kFirstReplyTimeout{20};
 constexpr std::chrono::hours kForever{24 * 365};
+// The state file is written at most this long after a change (and at most once per this interval).
+constexpr std::chrono::milliseconds kStateSaveDelay{200};
+// Target.getTargets (the tabs' titles) for a save: answered by the browser process, never blocked by a page.
+constexpr std::chrono::seconds kTitlesTimeout{2};
+// After its pipe closes, Chromium shuts down by itself (measured: about 0.5 s) and writes its profile
+// (cookies) first; Browser.close exits without writing the cookie store (measured). SIGKILL after this long.
+constexpr std::chrono::seconds kCloseGrace{5};
 
 // Prepends the notices to a result: to the first text block of a success, to an error's message.
 Result<ToolResult> with_notices(Result<ToolResult> result, const std::vector<std::string>& notices) {
@@ -97,7 +105,11 @@ std::shared_ptr<BrowserRuntime> BrowserRuntime::create(RuntimeOptions options) {
 }
 
 BrowserRuntime::BrowserRuntime(PrivateTag, RuntimeOptions options)
-    : options_(std::move(options)), work_(asio::make_work_guard(io_)) {
+    : options_(std::move(options)),
+      work_(asio::make_work_guard(io_)),
+      save_schedule_(kStateSaveDelay),
+      save_timer_(io_) {
+  load_state();
   thread_ = std::thread([this] { io_.run(); });
 }
 
@@ -117,10 +129,25 @@ BrowserRuntime::~BrowserRuntime() {
 }
 
 asio::awaitable<void> BrowserRuntime::shut_down(BrowserRuntime* self) {
+  // The tabs as they are now, before closing the browser closes them: what the next keel reopens.
+  if (!self->options_.state_file.empty()) {
+    self->save_timer_.cancel();
+    co_await self->save_state(/*final=*/true);
+  }
   self->stop_.cancel("keel is shutting down");
   if (self->process_ && !self->process_->exit_status()) {
-    if (self->client_) self->client_->notify("Browser.close", json::object(), "");
-    co_await self->process_->terminate(std::chrono::seconds(2));
+    if (self->client_) {
+      self->client_->close(Error(codes::kCancelled, "keel is shutting down"));
+      asio::steady_timer deadline(self->io_, kCloseGrace);
+      BrowserProcess* process = self->process_.get();
+      deadline.async_wait([process](const boost::system::error_code& error) {
+        if (!error) process->signal_group(SIGKILL);
+      });
+      co_await self->process_->wait_exit();
+      deadline.cancel();
+    } else {
+      co_await self->process_->terminate(std::chrono::seconds(2));
+    }
   }
   if (self->client_) self->client_->close(Error(codes::kCancelled, "keel is shutting down"));
   self->work_.reset();
@@ -142,7 +169,9 @@ void BrowserRuntime::submit(std::string thread_id, CancellationToken cancel, Bro
     start = !queue.running;
     queue.running = true;
   }
-  if (start) asio::post(io_, [self = shared_from_this(), thread_id] { self->start_next(thread_id); });
+  // `this`, not a shared_ptr: the last reference must never be dropped on the runtime's own thread (its
+  // destructor joins that thread). The destructor runs every pending handler's end before members go.
+  if (start) asio::post(io_, [this, thread_id] { start_next(thread_id); });
 }
 
 void BrowserRuntime::start_next(const std::string& thread_id) {
@@ -159,11 +188,10 @@ void BrowserRuntime::start_next(const std::string& thread_id) {
     queue.waiting.pop_front();
     queue.in_flight = std::make_shared<CancellationSource>();
   }
-  asio::co_spawn(io_, run_op(shared_from_this(), thread_id, std::move(next)), asio::detached);
+  asio::co_spawn(io_, run_op(this, thread_id, std::move(next)), asio::detached);
 }
 
-asio::awaitable<void> BrowserRuntime::run_op(std::shared_ptr<BrowserRuntime> self, std::string thread_id,
-                                             Pending pending) {
+asio::awaitable<void> BrowserRuntime::run_op(BrowserRuntime* self, std::string thread_id, Pending pending) {
   std::shared_ptr<CancellationSource> source;
   std::shared_ptr<BrowserThread> thread;
   bool taken_over = false;
@@ -187,6 +215,7 @@ asio::awaitable<void> BrowserRuntime::run_op(std::shared_ptr<BrowserRuntime> sel
     if (!connection) {
       result = fail(connection.error());
     } else {
+      if (self->to_reopen_.contains(thread_id)) co_await self->reopen_saved_tabs(thread, source->token());
       try {
         co_await self->reopen_crashed_tabs(thread);
         result = co_await pending.op(thread, source->token());
@@ -395,6 +424,7 @@ void BrowserRuntime::publish(BrowserThread& thread) {
     }
   }
   view.current_tab = thread.current_;
+  schedule_save();
   MutexLock lock(mu_);
   views_[thread.id()] = std::move(view);
 }
@@ -411,6 +441,143 @@ class AnyOrigin final : public OriginPolicy {
 const OriginPolicy& BrowserRuntime::policy() const {
   static const AnyOrigin kAnyOrigin;
   return options_.policy ? *options_.policy : kAnyOrigin;
+}
+
+// --- Restart recovery ------------------------------------------------------------------------------------
+
+void BrowserRuntime::load_state() {
+  if (options_.state_file.empty()) return;
+  Result<std::optional<BrowserState>> loaded = load_browser_state_file(options_.state_file);
+  if (!loaded) {
+    state_file_error_ = loaded.error();
+    if (options_.on_state_file_error) options_.on_state_file_error(loaded.error());
+    return;
+  }
+  if (!*loaded) return;  // a first start
+  MutexLock lock(mu_);
+  for (const auto& [id, saved] : (*loaded)->threads) {
+    auto thread = std::make_shared<BrowserThread>(id, this);
+    // Refs up to these marks are now "from before keel restarted" (decoding checked them with RefTable's
+    // own rules, so this cannot fail).
+    if (!thread->refs().restore_high_water(saved.ref_high_water)) continue;
+    threads_[id] = std::move(thread);
+    if (!saved.tabs.empty()) to_reopen_[id] = saved;
+  }
+  last_saved_ = std::move(**loaded);
+}
+
+asio::awaitable<void> BrowserRuntime::reopen_saved_tabs(std::shared_ptr<BrowserThread> thread,
+                                                        CancellationToken cancel) {
+  auto saved = to_reopen_.extract(thread->id());
+  if (saved.empty()) co_return;
+  const std::vector<ReopenTab> plan = reopen_plan(saved.mapped());
+  std::shared_ptr<BrowserConnection> connection = connection_;
+  std::vector<ReopenedTab> reopened;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const ReopenTab planned = plan[i];
+    ReopenedTab outcome;
+    outcome.old_tab = planned.old_tab;
+    outcome.url = planned.url;
+    Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout);
+    if (!tab) {
+      outcome.problem = tab.error().message();
+      reopened.push_back(std::move(outcome));
+      continue;
+    }
+    outcome.tab_id = *tab;
+    thread->adopt(*tab);
+    if (planned.current || thread->current() == 0) thread->set_current(*tab);
+    if (!planned.url.empty()) {
+      // Page.navigate: a GET of the last URL, never a reload that could re-submit a form.
+      Result<void> loaded =
+          co_await connection->navigate(*tab, planned.url, options_.navigation_timeout, cancel);
+      if (!loaded) outcome.problem = loaded.error().message();
+    }
+    reopened.push_back(std::move(outcome));
+  }
+  thread->add_notice(restart_notice(reopened, !options_.launch.profile_dir.empty()));
+  publish(*thread);
+}
+
+void BrowserRuntime::schedule_save() {
+  if (options_.state_file.empty() || stop_.token().is_cancelled()) return;
+  const std::optional<StateSaveSchedule::Clock::time_point> due =
+      save_schedule_.changed(StateSaveSchedule::Clock::now());
+  if (!due) return;
+  save_timer_.expires_at(*due);
+  save_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (!error && !stop_.token().is_cancelled())
+      asio::co_spawn(io_, save_state(/*final=*/false), asio::detached);
+  });
+}
+
+asio::awaitable<void> BrowserRuntime::save_state(bool final) {
+  save_schedule_.fired();
+  // TabState has no titles (Chromium sends no event when a page's title changes); the browser knows them.
+  std::map<std::string, std::string> titles;
+  if (connection_ && !connection_->exited()) {
+    CallOptions options;
+    options.timeout = kTitlesTimeout;
+    Result<json> targets =
+        co_await connection_->call("Target.getTargets", json::object(), "", std::move(options));
+    if (targets && targets->contains("targetInfos") && (*targets)["targetInfos"].is_array()) {
+      for (const json& info : (*targets)["targetInfos"]) {
+        if (info.is_object() && info.value("targetId", json()).is_string() &&
+            info.value("title", json()).is_string()) {
+          titles[info["targetId"].get<std::string>()] = info["title"].get<std::string>();
+        }
+      }
+    }
+  }
+  // After shutdown began, the closing browser's tabs must not overwrite what shut_down saved.
+  if (!final && stop_.token().is_cancelled()) co_return;
+  BrowserState state = current_state(titles);
+  if (last_saved_ ? *last_saved_ == state : state.threads.empty()) co_return;
+  Result<void> saved = save_browser_state_file(options_.state_file, state);
+  if (!saved) {
+    if (!save_failing_ && options_.on_state_file_error) options_.on_state_file_error(saved.error());
+    save_failing_ = true;
+    co_return;
+  }
+  save_failing_ = false;
+  last_saved_ = std::move(state);
+}
+
+BrowserState BrowserRuntime::current_state(const std::map<std::string, std::string>& titles) const {
+  BrowserState state;
+  state.profile = options_.launch.profile_dir.string();
+  std::vector<std::shared_ptr<BrowserThread>> threads;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [id, thread] : threads_) threads.push_back(thread);
+  }
+  for (const std::shared_ptr<BrowserThread>& thread : threads) {
+    if (thread->id().empty()) continue;
+    auto pending = to_reopen_.find(thread->id());
+    if (pending != to_reopen_.end()) {
+      // Not used since the restart: kept as it was, for the next one.
+      SavedThread saved = pending->second;
+      saved.ref_high_water = thread->refs().high_water();
+      state.threads[thread->id()] = std::move(saved);
+      continue;
+    }
+    std::vector<LiveTab> tabs;
+    for (int64_t tab_id : thread->tabs_) {
+      LiveTab tab;
+      tab.tab_id = tab_id;
+      auto url = thread->last_urls_.find(tab_id);
+      if (url != thread->last_urls_.end()) tab.url = url->second;
+      const TabState* live = connection_ ? connection_->tab(tab_id) : nullptr;
+      if (live != nullptr) {
+        auto title = titles.find(live->target_id);
+        tab.title = title != titles.end() ? title->second : live->title;
+      }
+      tabs.push_back(std::move(tab));
+    }
+    SavedThread saved = saved_thread(tabs, thread->current_, thread->refs().high_water());
+    if (worth_saving(saved)) state.threads[thread->id()] = std::move(saved);
+  }
+  return state;
 }
 
 std::string BrowserRuntime::owner_of(int64_t tab_id) const {

@@ -12,13 +12,23 @@
 //     current tab. A thread never sees, and its refs never name, another thread's tabs.
 //   - resolve_target and previews read an immutable view of the tabs (ThreadView), published on the
 //     runtime's thread after every change, without waiting for the browser.
+//   - With a state file (RuntimeOptions::state_file), the tabs of every thread (URL, title, which is
+//     current) and its ref counters are written to it on the runtime's thread, at most StateSaveSchedule's
+//     delay after a change and once more at shutdown. A new runtime reads it: at the first operation of a
+//     thread listed there it launches the browser (in the same profile when it is persistent), reopens that
+//     thread's tabs at their last URLs (GET, never a reload) and starts the result with a notice; refs from
+//     before are answered with browser.unknown_ref "from before keel restarted". A file that cannot be read
+//     is reported (state_file_error(), on_state_file_error) and ignored.
 //   - While a person holds the browser (take_over), every operation fails with browser.taken_over; the
 //     operations in flight are cancelled, held keys and buttons released and the L2 sessions detached.
-//   - The destructor cancels everything, closes the browser and joins the thread.
+//   - The destructor cancels everything, closes the browser and joins the thread. Work on the runtime's
+//     thread refers to the runtime by pointer, never by shared_ptr, so the last reference is dropped by its
+//     owner (never on that thread, which could not join itself). Destroy it only after its tools are gone.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -36,6 +46,8 @@
 
 #include "browser/browser_connection.h"
 #include "browser/browser_process.h"
+#include "browser/browser_restore.h"
+#include "browser/browser_state_file.h"
 #include "browser/origin_guard.h"
 #include "browser/ref_table.h"
 #include "keel/cancellation.h"
@@ -62,6 +74,11 @@ struct RuntimeOptions {
   std::shared_ptr<const OriginPolicy> policy;
   // The workspace folder uploads come from; null = browser_upload_file refuses every file.
   std::shared_ptr<const builtin::Workspace> workspace;
+  // <data_dir>/browser/state.json (browser_state_file.h): what a keel restart reopens. "" = nothing is kept.
+  std::filesystem::path state_file;
+  // Told when the state file cannot be read (it is then ignored) or written (reported once until a write
+  // succeeds again). Called on the thread that creates the runtime, or on the runtime's thread.
+  std::function<void(const Error&)> on_state_file_error;
 };
 
 // What resolve_target sees of a tab.
@@ -128,7 +145,7 @@ class BrowserThread {
 using BrowserOp = std::function<boost::asio::awaitable<Result<ToolResult>>(std::shared_ptr<BrowserThread>,
                                                                            CancellationToken)>;
 
-class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_from_this<BrowserRuntime> {
+class BrowserRuntime final : public TakeoverTarget {
  public:
   // Starts the runtime's thread; the browser itself starts with the first operation.
   static std::shared_ptr<BrowserRuntime> create(RuntimeOptions options);
@@ -155,6 +172,9 @@ class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_fr
   bool busy(const std::string& thread_id) const EXCLUDES(mu_);
   // The running browser's pid (0 when none). For tests that kill it.
   int browser_pid() const EXCLUDES(mu_);
+  // Why the state file given in the options was not used (unreadable, unsafe, damaged); nullopt when it
+  // was read or there was none. Any thread.
+  const std::optional<Error>& state_file_error() const { return state_file_error_; }
 
   // TakeoverTarget.
   std::string_view name() const override { return "browser"; }
@@ -186,8 +206,7 @@ class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_fr
   };
 
   void start_next(const std::string& thread_id);
-  static boost::asio::awaitable<void> run_op(std::shared_ptr<BrowserRuntime> self, std::string thread_id,
-                                             Pending pending);
+  static boost::asio::awaitable<void> run_op(BrowserRuntime* self, std::string thread_id, Pending pending);
   boost::asio::awaitable<Result<void>> launch();
   // Before an op: a tab of the thread whose renderer crashed is replaced by a new tab at its last URL (GET),
   // with a notice; its refs are stale.
@@ -201,6 +220,16 @@ class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_fr
   static boost::asio::awaitable<void> shut_down(BrowserRuntime* self);
   void publish_all();
 
+  // Restart recovery (see the header comment). load_state runs in the constructor, before the thread.
+  void load_state() EXCLUDES(mu_);
+  // At a thread's first op after a restart: reopens its saved tabs and adds the notice.
+  boost::asio::awaitable<void> reopen_saved_tabs(std::shared_ptr<BrowserThread> thread,
+                                                 CancellationToken cancel);
+  void schedule_save();
+  // Writes the state when it changed. `final`: shut_down's own save (the timer's saves stop at shutdown).
+  boost::asio::awaitable<void> save_state(bool final);
+  BrowserState current_state(const std::map<std::string, std::string>& titles) const EXCLUDES(mu_);
+
   RuntimeOptions options_;
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
@@ -211,7 +240,13 @@ class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_fr
   std::shared_ptr<CdpClient> client_;
   std::shared_ptr<BrowserConnection> connection_;
   int64_t launches_ = 0;
-  CancellationSource stop_;  // ends the watcher and every op at shutdown
+  CancellationSource stop_;                       // ends the watcher and every op at shutdown
+  std::map<std::string, SavedThread> to_reopen_;  // saved threads whose tabs their first op reopens
+  StateSaveSchedule save_schedule_;
+  boost::asio::steady_timer save_timer_;
+  std::optional<BrowserState> last_saved_;  // what the file holds (as far as this runtime wrote or read it)
+  bool save_failing_ = false;               // the last write failed (and was reported)
+  std::optional<Error> state_file_error_;   // set in the constructor only
 
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<BrowserThread>> threads_ GUARDED_BY(mu_);

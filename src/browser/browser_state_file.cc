@@ -145,13 +145,19 @@ Result<BrowserState> decode_browser_state(std::string_view text) {
 }
 
 Result<void> save_browser_state(const fs::path& data_dir, const BrowserState& state) {
-  const fs::path path = browser_state_path(data_dir);
+  return save_browser_state_file(browser_state_path(data_dir), state);
+}
+
+Result<std::optional<BrowserState>> load_browser_state(const fs::path& data_dir) {
+  return load_browser_state_file(browser_state_path(data_dir));
+}
+
+Result<void> save_browser_state_file(const fs::path& path, const BrowserState& state) {
   KEEL_TRY(create_private_directories(path.parent_path(), codes::kBrowserStateFileIo));
   return write_private_file(path, encode_browser_state(state), kWhat, kStateFileCodes);
 }
 
-Result<std::optional<BrowserState>> load_browser_state(const fs::path& data_dir) {
-  const fs::path path = browser_state_path(data_dir);
+Result<std::optional<BrowserState>> load_browser_state_file(const fs::path& path) {
   bool missing = false;
   Result<UniqueFd> fd = open_private_file(path, kWhat, kStateFileCodes, missing);
   if (!fd) {

@@ -78,4 +78,9 @@ Result<void> save_browser_state(const std::filesystem::path& data_dir, const Bro
 // browser.state_file_unsafe, browser.state_file_damaged — each to be reported, then ignored.
 Result<std::optional<BrowserState>> load_browser_state(const std::filesystem::path& data_dir);
 
+// The same two for a state file named by its own path (RuntimeOptions::state_file); the folder holding it is
+// created (0700) when missing.
+Result<void> save_browser_state_file(const std::filesystem::path& file, const BrowserState& state);
+Result<std::optional<BrowserState>> load_browser_state_file(const std::filesystem::path& file);
+
 }  // namespace keel::browser

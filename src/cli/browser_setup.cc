@@ -3,6 +3,7 @@
 #include <string>
 
 #include "browser/browser_errors.h"
+#include "browser/browser_state_file.h"
 
 namespace keel::cli {
 
@@ -46,6 +47,8 @@ Result<browser::RuntimeOptions> browser_runtime_options(const config::BrowserCon
   options.snapshot_max_chars = static_cast<size_t>(config.snapshot_max_chars);
   options.download_dir =
       config.downloads_dir.empty() ? data_dir / "browser" / "downloads" : config.downloads_dir;
+  // The tabs a restart reopens (with a persistent profile, in the same profile: logins survive).
+  options.state_file = browser::browser_state_path(data_dir);
   return options;
 }
 

@@ -1,0 +1,381 @@
+// BrowserRestore: keel's restart recovery and persistent profiles end to end in a real headless Chromium,
+// against the test pages served on 127.0.0.1 (docs/browser.md "Restart and profiles"). A keel restart is a
+// BrowserRuntime destroyed and a new one created on the same state file and profile; a browser crash is its
+// process group killed. Tools are called as the engine calls them (resolve_target_for, then execute).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "browser/browser_errors.h"
+#include "browser/browser_process.h"
+#include "browser/browser_runtime.h"
+#include "browser/browser_state_file.h"
+#include "browser/browser_test_support.h"
+#include "browser/tools/register.h"
+#include "keel/tool_registry.h"
+#include "model_server/static_site.h"
+#include "testing/temp_dir.h"
+
+namespace keel::browser {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::chrono::seconds kCallDeadline{60};
+constexpr std::chrono::seconds kFileDeadline{20};
+
+struct Outcome {
+  Result<ToolResult> result = fail(codes::kInternal, "not run");
+  std::string text() const {
+    if (!result) return "error " + result.error().code() + ": " + result.error().message();
+    std::string all;
+    for (const ContentBlock& block : result->content) all += block.text;
+    return all;
+  }
+  std::string code() const { return result ? std::string() : result.error().code(); }
+};
+
+// The ref a snapshot gave the line that contains `what` (`button "Buy now"`), or "" when none does.
+std::string ref_of(const std::string& snapshot, const std::string& what) {
+  std::regex line("^[ -]*((?:f[0-9]+)?e[0-9]+) (.*)$");
+  size_t start = 0;
+  while (start < snapshot.size()) {
+    size_t end = snapshot.find('\n', start);
+    if (end == std::string::npos) end = snapshot.size();
+    std::string text = snapshot.substr(start, end - start);
+    std::smatch match;
+    if (std::regex_match(text, match, line) && match[2].str().find(what) != std::string::npos)
+      return match[1].str();
+    start = end + 1;
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Whether a process runs (a zombie has exited: only its parent's wait is missing).
+bool running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// One keel process's browser: the runtime and the tools over it. Stopping it (the destructor) is a keel
+// shutdown: the runtime saves the state file and closes the browser.
+struct Keel {
+  std::shared_ptr<BrowserRuntime> runtime;
+  std::unique_ptr<ToolRegistry> registry;
+
+  Keel() = default;
+  Keel(Keel&&) = default;
+  Keel& operator=(Keel&&) = delete;
+  ~Keel() {
+    registry.reset();
+    // The runtime must go on this thread: an operation's coroutine lets go of it just after answering.
+    const auto deadline = std::chrono::steady_clock::now() + kCallDeadline;
+    while (runtime && runtime.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    runtime.reset();
+  }
+};
+
+class BrowserRestore : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_server::StaticSiteOptions options;
+    options.root = KEEL_BROWSER_PAGES;
+    Result<std::unique_ptr<model_server::StaticSite>> site = model_server::StaticSite::start(options);
+    if (!site) {
+      started_ = fail(site.error());
+      return;
+    }
+    site_ = std::move(*site);
+    // Whether Chromium starts at all: one clear skip (or failure) per test when it cannot.
+    Keel probe = start(RuntimeOptions{});
+    std::promise<Result<ToolResult>> launched;
+    std::future<Result<ToolResult>> done = launched.get_future();
+    BrowserOp nothing = [](std::shared_ptr<BrowserThread>,
+                           CancellationToken) -> boost::asio::awaitable<Result<ToolResult>> {
+      co_return ToolResult{};
+    };
+    probe.runtime->submit("launch", CancellationToken(), std::move(nothing),
+                          [&launched](Result<ToolResult> result) { launched.set_value(std::move(result)); });
+    Result<ToolResult> result = done.get();
+    started_ = result ? Result<void>{} : Result<void>(fail(result.error()));
+  }
+  static void TearDownTestSuite() { site_.reset(); }
+
+  void SetUp() override {
+    KEEL_SKIP_WITHOUT_CHROMIUM(started_);
+    thread_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  static Keel start(RuntimeOptions options) {
+    options.navigation_timeout = std::chrono::seconds(10);
+    Keel keel;
+    keel.runtime = BrowserRuntime::create(std::move(options));
+    keel.registry = std::make_unique<ToolRegistry>();
+    Result<void> registered = register_browser_tools(*keel.registry, keel.runtime);
+    EXPECT_TRUE(registered) << registered.error().to_string();
+    return keel;
+  }
+
+  RuntimeOptions options(bool persistent_profile) const {
+    RuntimeOptions options;
+    options.state_file = dir_.path() / "browser" / "state.json";
+    if (persistent_profile) options.launch.profile_dir = dir_.path() / "browser" / "profile";
+    return options;
+  }
+
+  // Calls a tool as the engine does: validate, resolve the target for this thread, execute with it.
+  Outcome call(Keel& keel, const std::string& tool, json params) {
+    const RegisteredTool* registered = keel.registry->snapshot()->find(tool);
+    EXPECT_NE(registered, nullptr) << tool;
+    Outcome outcome;
+    if (registered == nullptr) return outcome;
+    if (Result<void> valid = registered->validator->validate(params); !valid) {
+      outcome.result = fail(valid.error());
+      return outcome;
+    }
+    Result<ToolTarget> target =
+        registered->implementation->resolve_target_for(ToolScope{thread_, "call"}, params);
+    if (!target) {
+      outcome.result = fail(target.error());
+      return outcome;
+    }
+    ToolCallContext context;
+    context.tool_call_id = "call";
+    context.thread_id = thread_;
+    context.progress = [](ToolProgress) {};
+    context.target = *target;
+    auto done = std::make_shared<std::promise<Result<ToolResult>>>();
+    std::future<Result<ToolResult>> finished = done->get_future();
+    registered->implementation->execute(context, std::move(params), [done](Result<ToolResult> result) {
+      done->set_value(std::move(result));
+    });
+    if (finished.wait_for(kCallDeadline) != std::future_status::ready) {
+      ADD_FAILURE() << tool << " did not finish within " << kCallDeadline.count() << " s";
+      outcome.result = fail(codes::kInternal, "no answer");
+      return outcome;
+    }
+    outcome.result = finished.get();
+    return outcome;
+  }
+
+  std::string page(const std::string& path) const { return site_->origin(0) + "/" + path; }
+
+  // The state file as saved, once `ready` accepts it (writes are debounced); nullopt at the deadline.
+  std::optional<BrowserState> saved_state(const std::function<bool(const BrowserState&)>& ready) const {
+    const auto deadline = std::chrono::steady_clock::now() + kFileDeadline;
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<std::optional<BrowserState>> loaded = load_browser_state_file(options(false).state_file);
+      if (loaded && *loaded && ready(**loaded)) return **loaded;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll interval, not a synchronisation
+    }
+    return std::nullopt;
+  }
+
+  static inline Result<void> started_ = fail(codes::kInternal, "the suite did not start");
+  static inline std::unique_ptr<model_server::StaticSite> site_;
+  keel::testing::TempDir dir_;
+  std::string thread_;
+};
+
+TEST_F(BrowserRestore, AfterAKeelRestartTheTabsAreReopenedAndOldRefsAreFromBeforeIt) {
+  std::string buy;
+  {
+    Keel before = start(options(false));
+    ASSERT_TRUE(call(before, "browser_navigate", {{"url", page("overlay.html")}}).result);
+    const int64_t shop_tab = before.runtime->view(thread_).current_tab;
+    Outcome snapshot = call(before, "browser_snapshot", json::object());
+    ASSERT_TRUE(snapshot.result) << snapshot.text();
+    buy = ref_of(snapshot.text(), "button \"Buy now\"");
+    ASSERT_NE(buy, "") << snapshot.text();
+    ASSERT_TRUE(call(before, "browser_new_tab", {{"url", page("forms.html")}}).result);
+    ASSERT_TRUE(call(before, "browser_switch_tab", {{"tab", shop_tab}}).result);
+  }  // keel stops: the runtime writes the state file and closes the browser
+
+  Keel after = start(options(false));
+  EXPECT_FALSE(after.runtime->state_file_error());
+  // A ref from before the restart never clicks anything, and says why.
+  Outcome old = call(after, "browser_click", {{"ref", buy}});
+  EXPECT_EQ(old.code(), codes::kBrowserUnknownRef) << old.text();
+  EXPECT_TRUE(contains(old.text(), "from before keel restarted")) << old.text();
+
+  Outcome snapshot = call(after, "browser_snapshot", json::object());
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string text = snapshot.text();
+  EXPECT_TRUE(contains(text, "keel restarted")) << text;
+  EXPECT_TRUE(contains(text, "relaunched")) << text;
+  EXPECT_TRUE(contains(text, page("overlay.html"))) << text;
+  EXPECT_TRUE(contains(text, page("forms.html"))) << text;
+  EXPECT_TRUE(contains(text, "take a new snapshot")) << text;
+  EXPECT_TRUE(contains(text, "cookies and logins from before the restart are gone")) << text;
+  // The shop tab is current again, and its new refs are new strings that work.
+  const std::string new_buy = ref_of(text, "button \"Buy now\"");
+  ASSERT_NE(new_buy, "") << text;
+  EXPECT_NE(new_buy, buy);
+  EXPECT_EQ(call(after, "browser_click", {{"ref", new_buy}}).code(), codes::kBrowserElementCovered);
+  // The notice comes once.
+  Outcome tabs = call(after, "browser_list_tabs", json::object());
+  ASSERT_TRUE(tabs.result) << tabs.text();
+  EXPECT_FALSE(contains(tabs.text(), "keel restarted")) << tabs.text();
+  EXPECT_TRUE(contains(tabs.text(), "forms.html")) << tabs.text();
+}
+
+TEST_F(BrowserRestore, ASignInSurvivesAKeelRestartAndABrowserCrashInAPersistentProfile) {
+  {
+    Keel before = start(options(true));
+    Outcome opened = call(before, "browser_navigate", {{"url", page("login.html")}});
+    ASSERT_TRUE(opened.result) << opened.text();
+    Outcome snapshot = call(before, "browser_snapshot", json::object());
+    const std::string sign_in = ref_of(snapshot.text(), "button \"Sign in\"");
+    ASSERT_NE(sign_in, "") << snapshot.text();
+    ASSERT_TRUE(call(before, "browser_click", {{"ref", sign_in}}).result);
+    ASSERT_TRUE(
+        contains(call(before, "browser_find_text", {{"text", "Signed in as Grace"}}).text(), "1 match"));
+  }  // keel stops; Chromium closes cleanly and writes its cookies to the profile
+
+  Keel after = start(options(true));
+  Outcome found = call(after, "browser_find_text", {{"text", "Signed in as Grace"}});
+  ASSERT_TRUE(found.result) << found.text();
+  EXPECT_TRUE(contains(found.text(), "keel restarted")) << found.text();
+  EXPECT_TRUE(contains(found.text(), page("login.html"))) << found.text();
+  EXPECT_FALSE(contains(found.text(), "cookies and logins from before the restart are gone")) << found.text();
+  EXPECT_TRUE(contains(found.text(), "1 match")) << found.text();
+
+  // The browser crashes; the next call relaunches it in the same profile and reopens the page.
+  const int pid = after.runtime->browser_pid();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(-pid, SIGKILL), 0);
+  found = call(after, "browser_find_text", {{"text", "Signed in as Grace"}});
+  if (found.code() == codes::kBrowserCrashed)
+    found = call(after, "browser_find_text", {{"text", "Signed in as Grace"}});
+  ASSERT_TRUE(found.result) << found.text();
+  EXPECT_TRUE(contains(found.text(), "relaunched")) << found.text();
+  EXPECT_TRUE(contains(found.text(), "1 match")) << found.text();
+  EXPECT_NE(after.runtime->browser_pid(), pid);
+}
+
+TEST_F(BrowserRestore, WithATemporaryProfileTheSignInIsGoneAfterARestart) {
+  {
+    Keel before = start(options(false));
+    ASSERT_TRUE(call(before, "browser_navigate", {{"url", page("login.html")}}).result);
+    Outcome snapshot = call(before, "browser_snapshot", json::object());
+    const std::string sign_in = ref_of(snapshot.text(), "button \"Sign in\"");
+    ASSERT_NE(sign_in, "") << snapshot.text();
+    ASSERT_TRUE(call(before, "browser_click", {{"ref", sign_in}}).result);
+  }
+  Keel after = start(options(false));
+  Outcome found = call(after, "browser_find_text", {{"text", "Not signed in"}});
+  ASSERT_TRUE(found.result) << found.text();
+  EXPECT_TRUE(contains(found.text(), "cookies and logins from before the restart are gone")) << found.text();
+  EXPECT_TRUE(contains(found.text(), "1 match")) << found.text();
+}
+
+TEST_F(BrowserRestore, ABrowserLeftBehindInTheProfileIsKilledAndTheProfileUsed) {
+  const fs::path profile = options(true).launch.profile_dir;
+  // A Chromium in the profile that no keel owns any more (as after keel was killed).
+  boost::asio::io_context io;
+  LaunchSpec spec;
+  spec.profile_dir = profile;
+  Result<std::unique_ptr<BrowserProcess>> leftover = BrowserProcess::launch(io.get_executor(), spec);
+  ASSERT_TRUE(leftover) << leftover.error().to_string();
+  const pid_t leftover_pid = (*leftover)->pid();
+  const auto deadline = std::chrono::steady_clock::now() + kFileDeadline;
+  std::error_code ec;
+  while (!fs::is_symlink(profile / "SingletonLock", ec) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll interval, not a synchronisation
+  }
+  ASSERT_TRUE(fs::is_symlink(profile / "SingletonLock", ec))
+      << "the leftover browser never locked the profile";
+
+  Keel keel = start(options(true));
+  Outcome opened = call(keel, "browser_navigate", {{"url", page("login.html")}});
+  ASSERT_TRUE(opened.result) << opened.text();
+  EXPECT_FALSE(running(leftover_pid));
+  EXPECT_NE(keel.runtime->browser_pid(), leftover_pid);
+}
+
+TEST_F(BrowserRestore, AProfileHeldByAnotherProgramIsRefusedAndNothingIsKilled) {
+  const fs::path profile = options(true).launch.profile_dir;
+  fs::create_directories(profile);
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  // This test's process holds the lock: alive, and no Chromium of this profile.
+  fs::create_symlink(std::string(host) + "-" + std::to_string(::getpid()), profile / "SingletonLock");
+  Keel keel = start(options(true));
+  Outcome opened = call(keel, "browser_navigate", {{"url", page("login.html")}});
+  EXPECT_EQ(opened.code(), codes::kBrowserLaunchFailed) << opened.text();
+  EXPECT_TRUE(contains(opened.text(), "is in use")) << opened.text();
+  EXPECT_EQ(keel.runtime->browser_pid(), 0);
+}
+
+TEST_F(BrowserRestore, TheStateFileFollowsTheTabsWhileKeelRuns) {
+  Keel keel = start(options(false));
+  ASSERT_TRUE(call(keel, "browser_navigate", {{"url", page("overlay.html")}}).result);
+  const auto at = [this](const std::string& url, const std::string& title) {
+    return [this, url, title](const BrowserState& state) {
+      auto thread = state.threads.find(thread_);
+      return thread != state.threads.end() && thread->second.tabs.size() == 1 &&
+             thread->second.tabs[0].url == url && thread->second.tabs[0].current &&
+             thread->second.tabs[0].title == title;
+    };
+  };
+  EXPECT_TRUE(saved_state(at(page("overlay.html"), "Overlay"))) << "the state file never named overlay.html";
+  ASSERT_TRUE(call(keel, "browser_navigate", {{"url", page("forms.html")}}).result);
+  EXPECT_TRUE(saved_state(at(page("forms.html"), "Forms"))) << "the state file never followed to forms.html";
+  struct stat info {};
+  ASSERT_EQ(::stat(options(false).state_file.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+}
+
+TEST_F(BrowserRestore, ADamagedStateFileIsReportedAndKeelStartsWithoutIt) {
+  const fs::path file = options(false).state_file;
+  fs::create_directories(file.parent_path());
+  fs::permissions(file.parent_path(), fs::perms::owner_all, fs::perm_options::replace);
+  {
+    std::ofstream out(file);
+    out << "{\"version\": 1, \"profile\": \"\", \"threads\": {\"t\": {\"tabs\": 7";
+  }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  std::vector<Error> reported;
+  RuntimeOptions with_hook = options(false);
+  with_hook.on_state_file_error = [&reported](const Error& error) { reported.push_back(error); };
+  {
+    Keel keel = start(with_hook);
+    ASSERT_TRUE(keel.runtime->state_file_error());
+    EXPECT_EQ(keel.runtime->state_file_error()->code(), codes::kBrowserStateFileDamaged);
+    ASSERT_EQ(reported.size(), 1u);
+    EXPECT_EQ(reported[0].code(), codes::kBrowserStateFileDamaged);
+    Outcome opened = call(keel, "browser_navigate", {{"url", page("overlay.html")}});
+    ASSERT_TRUE(opened.result) << opened.text();
+    EXPECT_FALSE(contains(opened.text(), "keel restarted")) << opened.text();
+  }
+  // The next save replaced it.
+  Result<std::optional<BrowserState>> loaded = load_browser_state_file(file);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  ASSERT_TRUE(*loaded);
+  EXPECT_TRUE((*loaded)->threads.contains(thread_));
+  EXPECT_EQ(reported.size(), 1u);
+}
+
+}  // namespace
+}  // namespace keel::browser
