@@ -374,6 +374,52 @@ TEST_F(BrowserPixels, AnInterruptWhileAKeyIsDownReleasesItAndDetachesTheInputSes
   EXPECT_TRUE(call("browser_keyboard", {{"text", "z"}}).result);
 }
 
+TEST_F(BrowserPixels, ATakeoverDetachesTheInputSessionAndHandsBackCleanly) {
+  Outcome opened = call("browser_navigate", {{"url", page("trusted.html")}});
+  ASSERT_TRUE(opened.result) << opened.text();
+  ASSERT_TRUE(call("browser_keyboard", {{"text", "a"}}).result);
+  std::string session;
+  ASSERT_TRUE(run_op(
+      thread_, CancellationToken(),
+      [&](std::shared_ptr<BrowserThread> thread, CancellationToken) -> asio::awaitable<Result<ToolResult>> {
+        for (const auto& [tab, input] : thread->input_sessions()) session = input.session_id;
+        co_return ToolResult{};
+      }));
+  ASSERT_NE(session, "");
+  // Another agent thread waits for the browser to say that session detached.
+  auto watching = std::make_shared<std::promise<void>>();
+  std::future<void> subscribed = watching->get_future();
+  std::future<Result<ToolResult>> watcher = std::async(std::launch::async, [&, watching] {
+    return run_op(
+        thread_ + "-watcher", CancellationToken(),
+        [&, watching](std::shared_ptr<BrowserThread> thread,
+                      CancellationToken) -> asio::awaitable<Result<ToolResult>> {
+          auto seen = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
+                                                           std::chrono::seconds(30));
+          auto detached = std::make_shared<bool>(false);
+          CdpClient::Subscription events =
+              thread->connection()->client().listen([seen, detached, session](const CdpEvent& e) {
+                if (e.method == "Target.detachedFromTarget" && e.params.value("sessionId", "") == session) {
+                  *detached = true;
+                  seen->cancel();
+                }
+              });
+          watching->set_value();
+          boost::system::error_code ignored;
+          co_await seen->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+          if (!*detached) co_return fail(codes::kInternal, "the input session stayed attached");
+          co_return ToolResult{};
+        });
+  });
+  subscribed.wait();
+  ASSERT_TRUE(runtime_->take_over(thread_));
+  Result<ToolResult> watched = watcher.get();
+  EXPECT_TRUE(watched) << watched.error().message();
+  EXPECT_EQ(call("browser_keyboard", {{"text", "b"}}).code(), codes::kBrowserTakenOver);
+  ASSERT_TRUE(runtime_->hand_back(thread_));
+  EXPECT_TRUE(call("browser_keyboard", {{"text", "c"}}).result);
+}
+
 TEST_F(BrowserPixels, AMousePointOverACrossOriginFrameIsATargetChange) {
   Outcome opened =
       call("browser_navigate", {{"url", page("iframes.html?cross=" + std::to_string(site_->port(1)))}});
