@@ -205,7 +205,9 @@ asio::awaitable<Result<Hit>> hit_test(std::shared_ptr<BrowserThread> thread, int
   tab = connection->tab(tab_id);
   const FrameState* frame = tab == nullptr ? nullptr : tab->frame(hit.frame_id);
   hit.origin = frame == nullptr ? std::string() : frame->origin;
-  if (frame != nullptr && !frame->parent_frame_id.empty()) hit.what += " in frame " + hit.origin;
+  if (frame != nullptr && !frame->parent_frame_id.empty()) {
+    hit.what += " in a frame" + (hit.origin.empty() ? std::string(" not loaded yet") : " of " + hit.origin);
+  }
   co_return hit;
 }
 
