@@ -99,10 +99,17 @@ ActionObserver::ActionObserver(std::shared_ptr<BrowserThread> thread, int64_t ta
       }
       return;
     }
-    if (tab == nullptr) return;
+    if (tab == nullptr) {
+      if (!state->opened_targets.empty() && event.method == "Page.frameNavigated") state->poke();
+      return;
+    }
     bool ours = event.session_id == tab->session_id;
     for (const auto& [id, frame] : tab->frames) ours = ours || frame.session_id == event.session_id;
-    if (!ours) return;
+    if (!ours) {
+      // Another tab's commit may be a popup this action opened: settle() re-checks.
+      if (!state->opened_targets.empty() && event.method == "Page.frameNavigated") state->poke();
+      return;
+    }
     const std::string frame_id = text_of(event.params, "frameId");
     const std::string& method = event.method;
     if (method == "Page.javascriptDialogOpening" || method == "Page.fileChooserOpened" ||
@@ -170,13 +177,28 @@ asio::awaitable<void> ActionObserver::settle(CancellationToken cancel) {
       if (auto locked = weak.lock()) locked->poke();
     });
   });
+  // A tab the action opened counts as loading until its first document committed (a popup's page is part
+  // of what the click did).
+  auto popup_loading = [this, state] {
+    for (const std::string& target_id : state->opened_targets) {
+      bool committed = false;
+      for (int64_t id : connection_->tab_ids()) {
+        const TabState* tab = connection_->tab(id);
+        if (tab == nullptr || tab->target_id != target_id) continue;
+        const FrameState* main = tab->main_frame();
+        committed = main != nullptr && !main->url.empty() && main->url != "about:blank";
+      }
+      if (!committed) return true;
+    }
+    return false;
+  };
   for (;;) {
     if (cancel.is_cancelled() || state->ended || connection_->exited()) break;
     const Clock::time_point now = Clock::now();
     Clock::time_point until;
     if (state->navigation_started && !state->navigation_done && now < started + options.navigation_timeout) {
       until = started + options.navigation_timeout;
-    } else if (!state->requests.empty() && now < started + options.settle_requests) {
+    } else if ((!state->requests.empty() || popup_loading()) && now < started + options.settle_requests) {
       until = started + options.settle_requests;
     } else if (now < state->last_event + options.settle_quiet) {
       until = state->last_event + options.settle_quiet;

@@ -193,6 +193,7 @@ asio::awaitable<void> BrowserRuntime::run_op(std::shared_ptr<BrowserRuntime> sel
       result = fail(connection.error());
     } else {
       try {
+        co_await self->reopen_crashed_tabs(thread);
         result = co_await pending.op(thread, source->token());
       } catch (const std::exception& e) {
         // A bug in an op: the call fails, the runtime goes on.
@@ -298,6 +299,39 @@ asio::awaitable<void> BrowserRuntime::restore_tabs(std::shared_ptr<BrowserConnec
         "nothing was re-submitted):" +
         reopened +
         "\nThe pages were reloaded: refs from earlier snapshots no longer work. Take a new snapshot.");
+    publish(*thread);
+  }
+}
+
+asio::awaitable<void> BrowserRuntime::reopen_crashed_tabs(std::shared_ptr<BrowserThread> thread) {
+  std::shared_ptr<BrowserConnection> connection = connection_;
+  const std::vector<int64_t> tabs = thread->tabs_;
+  for (int64_t old_tab : tabs) {
+    const TabState* state = connection->tab(old_tab);
+    if (state == nullptr || !state->crashed) continue;
+    const std::string url = thread->last_urls_.contains(old_tab) ? thread->last_urls_[old_tab] : "";
+    const bool was_current = thread->current_ == old_tab;
+    thread->refs().invalidate_tab(old_tab, "the tab crashed");
+    Result<void> closed = co_await connection->close_tab(old_tab, options_.command_timeout);
+    (void)closed;  // a crashed tab may already be gone; it is forgotten either way
+    thread->forget(old_tab);
+    Result<int64_t> reopened = co_await connection->create_tab(options_.command_timeout);
+    if (!reopened) {
+      thread->add_notice("Tab " + std::to_string(old_tab) +
+                         " crashed and could not be reopened: " + reopened.error().message());
+      continue;
+    }
+    thread->adopt(*reopened);
+    if (was_current || thread->current_ == 0) thread->set_current(*reopened);
+    std::string notice = "Tab " + std::to_string(old_tab) + " had crashed; it was reopened as tab " +
+                         std::to_string(*reopened);
+    if (reopenable(url)) {
+      CancellationToken never;
+      Result<void> loaded = co_await connection->navigate(*reopened, url, options_.navigation_timeout, never);
+      notice += " at " + url + " (GET, nothing re-submitted" +
+                (loaded ? std::string(")") : "; it did not load: " + loaded.error().message() + ")");
+    }
+    thread->add_notice(notice + ". Refs from earlier snapshots of it no longer work: take a new snapshot.");
     publish(*thread);
   }
 }

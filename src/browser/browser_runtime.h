@@ -206,6 +206,9 @@ class BrowserRuntime final : public TakeoverTarget, public std::enable_shared_fr
   static boost::asio::awaitable<void> run_op(std::shared_ptr<BrowserRuntime> self, std::string thread_id,
                                              Pending pending);
   boost::asio::awaitable<Result<void>> launch();
+  // Before an op: a tab of the thread whose renderer crashed is replaced by a new tab at its last URL (GET),
+  // with a notice; its refs are stale.
+  boost::asio::awaitable<void> reopen_crashed_tabs(std::shared_ptr<BrowserThread> thread);
   // After a relaunch: reopen every thread's tabs at their last URLs.
   boost::asio::awaitable<void> restore_tabs(std::shared_ptr<BrowserConnection> connection);
   // Keeps the published views and last URLs true to the connection's tab states.

@@ -68,7 +68,7 @@ class BrowserTools : public ::testing::Test {
     }
     site_ = std::move(*site);
     RuntimeOptions runtime_options;
-    runtime_options.navigation_timeout = std::chrono::seconds(10);
+    runtime_options.navigation_timeout = std::chrono::seconds(3);  // the never-loading page waits this long
     runtime_ = BrowserRuntime::create(runtime_options);
     registry_ = std::make_unique<ToolRegistry>();
     started_ = register_browser_tools(*registry_, runtime_);
@@ -282,6 +282,87 @@ TEST_F(BrowserTools, AKilledBrowserIsRelaunchedAndTheTabReopened) {
   // A ref from before the relaunch never clicks anything.
   Outcome old = call("browser_click", {{"ref", buy}});
   EXPECT_FALSE(old.result);
+}
+
+TEST_F(BrowserTools, ACrashedTabIsReopenedAtItsLastUrlByTheNextCall) {
+  Outcome snapshot = open_and_snapshot("overlay.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string buy = ref_of(snapshot.text(), "button \"Buy now\"");
+  const int64_t tab = runtime_->view(thread_).current_tab;
+  // Crash the tab's renderer as a broken page would (Page.crash never answers).
+  std::promise<Result<ToolResult>> crashed;
+  std::future<Result<ToolResult>> sent = crashed.get_future();
+  BrowserOp crash = [tab](std::shared_ptr<BrowserThread> thread,
+                          CancellationToken) -> boost::asio::awaitable<Result<ToolResult>> {
+    const TabState* state = thread->connection()->tab(tab);
+    if (state == nullptr) co_return fail(codes::kBrowserNoSuchTab, "no tab");
+    thread->connection()->client().notify("Page.crash", json::object(), state->session_id);
+    co_return ToolResult{};
+  };
+  runtime_->submit(thread_, CancellationToken(), std::move(crash),
+                   [&crashed](Result<ToolResult> result) { crashed.set_value(std::move(result)); });
+  ASSERT_TRUE(sent.get());
+  const auto deadline = std::chrono::steady_clock::now() + kCallDeadline;
+  while (!runtime_->view(thread_).tabs[tab].crashed && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(runtime_->view(thread_).tabs[tab].crashed);
+  Outcome after = call("browser_snapshot", json::object());
+  ASSERT_TRUE(after.result) << after.text();
+  EXPECT_NE(after.text().find("had crashed; it was reopened"), std::string::npos) << after.text();
+  EXPECT_NE(after.text().find("overlay.html"), std::string::npos) << after.text();
+  EXPECT_NE(runtime_->view(thread_).current_tab, tab);
+  EXPECT_FALSE(call("browser_click", {{"ref", buy}}).result);
+}
+
+TEST_F(BrowserTools, APopupOpenedByAClickIsReportedAndBelongsToTheThread) {
+  Outcome snapshot = open_and_snapshot("popup.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string link = ref_of(snapshot.text(), "button \"Open a popup window\"");
+  ASSERT_NE(link, "") << snapshot.text();
+  Outcome clicked = call("browser_click", {{"ref", link}});
+  ASSERT_TRUE(clicked.result) << clicked.text();
+  std::smatch match;
+  const std::string report = clicked.text();
+  std::regex new_tab("New tab: tab ([0-9]+) ");
+  ASSERT_TRUE(std::regex_search(report, match, new_tab)) << report;
+  Outcome switched = call("browser_switch_tab", {{"tab", std::stoi(match[1].str())}});
+  ASSERT_TRUE(switched.result) << switched.text();
+  Outcome list = call("browser_list_tabs", json::object());
+  EXPECT_NE(list.text().find("popup-target.html?via=window.open"), std::string::npos) << list.text();
+}
+
+TEST_F(BrowserTools, ARefTakenBeforeThePageNavigatedByItselfIsStaleNotAClickOnTheNewPage) {
+  Outcome opened = call("browser_navigate", {{"url", page("self-navigate.html?ms=400")}});
+  ASSERT_TRUE(opened.result) << opened.text();
+  Outcome snapshot = call("browser_snapshot", json::object());
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string button = ref_of(snapshot.text(), "button \"Continue\"");
+  ASSERT_NE(button, "") << snapshot.text();
+  Outcome arrived = call("browser_wait_for", {{"text", "A different page"}, {"timeout_ms", 10000}});
+  Outcome clicked = call("browser_click", {{"ref", button}});
+  if (call("browser_list_tabs", json::object()).text().find("self-navigate-target") != std::string::npos) {
+    EXPECT_FALSE(clicked.result) << clicked.text();
+    EXPECT_TRUE(clicked.code() == codes::kBrowserStaleRef || clicked.code() == codes::kBrowserTargetChanged)
+        << clicked.text();
+  } else {
+    ADD_FAILURE() << "the page did not navigate: " << arrived.text();
+  }
+}
+
+TEST_F(BrowserTools, APageThatNeverFinishesLoadingIsUsableAndTheCallReturns) {
+  Outcome opened = call("browser_navigate", {{"url", page("never-loads.html")}});
+  // DOMContentLoaded comes; the load event never does: the navigation returns without waiting for it.
+  ASSERT_TRUE(opened.result) << opened.text();
+  Outcome snapshot = call("browser_snapshot", json::object());
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string button = ref_of(snapshot.text(), "button \"Try me\"");
+  ASSERT_NE(button, "");
+  Outcome clicked = call("browser_click", {{"ref", button}});
+  ASSERT_TRUE(clicked.result) << clicked.text();
+  Outcome hang = call("browser_navigate", {{"url", site_->origin() + "/hang"}});
+  EXPECT_EQ(hang.code(), codes::kBrowserNavigationFailed) << hang.text();
+  EXPECT_TRUE(call("browser_navigate", {{"url", page("overlay.html")}}).result);
 }
 
 }  // namespace
