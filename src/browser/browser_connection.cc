@@ -356,6 +356,11 @@ void BrowserConnection::on_attached(const CdpEvent& event) {
   session.target_id = target_id;
   session.type = type;
   if (type == "page") {
+    // A second session to a page that already is a tab is keel's own L2 input session (input_session.h,
+    // Target.attachToTarget): it belongs to that tab's thread, not to the tab list.
+    for (const auto& [id, existing] : tabs_) {
+      if (existing.target_id == target_id && !existing.closed) return;
+    }
     TabState tab;
     tab.tab_id = next_tab_id_++;
     tab.target_id = target_id;

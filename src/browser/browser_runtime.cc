@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "browser/browser_errors.h"
+#include "browser/input_session.h"
 #include "util/origin.h"
 
 namespace keel::browser {
@@ -26,6 +27,8 @@ constexpr std::chrono::seconds kTitlesTimeout{2};
 // After its pipe closes, Chromium shuts down by itself (measured: about 0.5 s) and writes its profile
 // (cookies) first; Browser.close exits without writing the cookie store (measured). SIGKILL after this long.
 constexpr std::chrono::seconds kCloseGrace{5};
+// How long the interrupt cleanup of L2 input (releases, cancelDragging, detach) may take (plan §1.8).
+constexpr std::chrono::milliseconds kInputCleanupCap{500};
 
 // Prepends the notices to a result: to the first text block of a success, to an error's message.
 Result<ToolResult> with_notices(Result<ToolResult> result, const std::vector<std::string>& notices) {
@@ -95,6 +98,8 @@ void BrowserThread::forget(int64_t tab_id) {
   std::erase(tabs_, tab_id);
   last_outlines_.erase(tab_id);
   last_urls_.erase(tab_id);
+  last_boxes_.erase(tab_id);
+  input_sessions_.erase(tab_id);  // went with its page
   if (current_ == tab_id) current_ = tabs_.empty() ? 0 : tabs_.back();
 }
 
@@ -228,6 +233,11 @@ asio::awaitable<void> BrowserRuntime::run_op(BrowserRuntime* self, std::string t
   result = with_notices(std::move(result), thread->take_notices());
   self->publish(*thread);
   pending.done(std::move(result));
+  // Interrupt cleanup (plan §1.8): a cancelled op may have left keys or buttons down, or a drag running, in
+  // an L2 input session. After `done` (the engine does not wait for it), before the thread's next op.
+  if (source->is_cancelled() && !thread->input_sessions().empty()) {
+    co_await release_input(thread, kInputCleanupCap);
+  }
   self->start_next(thread_id);
 }
 
@@ -612,8 +622,22 @@ int BrowserRuntime::browser_pid() const {
   return pid_;
 }
 
+asio::awaitable<void> BrowserRuntime::hand_over_input(BrowserRuntime* self,
+                                                      std::shared_ptr<BrowserThread> thread) {
+  co_await release_input(thread, kInputCleanupCap);
+  std::shared_ptr<BrowserConnection> connection = self->connection_;
+  const TabState* tab = connection && !connection->exited() ? connection->tab(thread->current()) : nullptr;
+  if (tab == nullptr) co_return;
+  CallOptions options;
+  options.timeout = kInputCleanupCap;
+  Result<json> front =
+      co_await connection->call("Page.bringToFront", json::object(), tab->session_id, options);
+  (void)front;  // the person can pick the tab themselves
+}
+
 Result<json> BrowserRuntime::take_over(const std::string& thread_id) {
   json tabs = json::array();
+  std::shared_ptr<BrowserThread> thread;
   {
     MutexLock lock(mu_);
     taken_over_.insert(thread_id);
@@ -625,7 +649,11 @@ Result<json> BrowserRuntime::take_over(const std::string& thread_id) {
     if (view != views_.end()) {
       for (const auto& [id, tab] : view->second.tabs) tabs.push_back({{"tab", id}, {"url", tab.url}});
     }
+    thread = threads_.contains(thread_id) ? threads_[thread_id] : nullptr;
   }
+  // The person gets a browser with nothing held down by keel and no keel input attached, showing the
+  // thread's current tab (plan §1.8).
+  if (thread) asio::co_spawn(io_, hand_over_input(this, thread), asio::detached);
   return json{{"headed", !options_.launch.headless}, {"tabs", std::move(tabs)}};
 }
 

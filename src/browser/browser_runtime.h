@@ -48,6 +48,7 @@
 #include "browser/browser_process.h"
 #include "browser/browser_restore.h"
 #include "browser/browser_state_file.h"
+#include "browser/input.h"
 #include "browser/origin_guard.h"
 #include "browser/ref_table.h"
 #include "keel/cancellation.h"
@@ -99,6 +100,16 @@ struct ThreadView {
 
 class BrowserRuntime;
 
+// A tab's L2 input session: a second CDP session to the tab's page (Target.attachToTarget), through which
+// trusted input and screenshots go, so that "detaching L2" is a real detach (browser/input_session.h).
+struct InputSession {
+  std::string session_id;
+  std::string target_id;
+  // The connection it belongs to: after a relaunch the tab ids are reused, the session is not.
+  std::weak_ptr<BrowserConnection> connection;
+  HeldInput held;  // what keel's input through this session holds down now
+};
+
 // One agent thread's browser state. Only on the runtime's thread (ops get it by reference).
 class BrowserThread {
  public:
@@ -127,6 +138,12 @@ class BrowserThread {
   std::map<int64_t, std::vector<std::string>>& last_outlines() { return last_outlines_; }
   // Last committed URL of each tab (to reopen after a relaunch).
   std::map<int64_t, std::string>& last_urls() { return last_urls_; }
+  // The L2 input session of each tab that used one (attached on first L2 use, detached on interrupt and
+  // takeover).
+  std::map<int64_t, InputSession>& input_sessions() { return input_sessions_; }
+  // The ref boxes ({ref, x, y, w, h}, main-viewport CSS px) of the last snapshot of each tab, for
+  // browser_screenshot's details.
+  std::map<int64_t, nlohmann::json>& last_boxes() { return last_boxes_; }
 
  private:
   friend class BrowserRuntime;
@@ -138,6 +155,8 @@ class BrowserThread {
   std::vector<std::string> notices_;
   std::map<int64_t, std::vector<std::string>> last_outlines_;
   std::map<int64_t, std::string> last_urls_;
+  std::map<int64_t, InputSession> input_sessions_;
+  std::map<int64_t, nlohmann::json> last_boxes_;
 };
 
 // An operation on one thread's browser state. Parameters by value (coroutine); the cancellation token
@@ -218,6 +237,9 @@ class BrowserRuntime final : public TakeoverTarget {
                                             std::shared_ptr<BrowserConnection> connection,
                                             CancellationToken stop);
   static boost::asio::awaitable<void> shut_down(BrowserRuntime* self);
+  // take_over's cleanup: releases and detaches the thread's L2 input, brings its current tab to front.
+  static boost::asio::awaitable<void> hand_over_input(BrowserRuntime* self,
+                                                      std::shared_ptr<BrowserThread> thread);
   void publish_all();
 
   // Restart recovery (see the header comment). load_state runs in the constructor, before the thread.

@@ -195,7 +195,7 @@ asio::awaitable<Result<PageSnapshot>> take_snapshot(std::shared_ptr<BrowserThrea
       {"title", tree.outline.title},
       {"outline", outline_text(merged, kDetailsOutlineBytes)},
       {"diff", previous.empty() ? std::string() : diff_outlines(previous, lines, kDiffLines)},
-      {"boxes", std::move(boxes)},
+      {"boxes", boxes},
       {"refs", {{"shown", rendered.shown_refs}, {"total", rendered.total_refs}}},
       {"frames", frames.size()},
       {"elapsedMs",
@@ -203,6 +203,7 @@ asio::awaitable<Result<PageSnapshot>> take_snapshot(std::shared_ptr<BrowserThrea
            .count()},
   };
   previous = std::move(lines);
+  thread->last_boxes()[request.tab_id] = std::move(boxes);  // browser_screenshot's details
   snapshot.text = std::move(rendered.text);
   co_return snapshot;
 }

@@ -19,19 +19,6 @@ namespace {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-// Cancelled when either the call is (interrupt) or the page blocks (a dialog opened, the tab crashed).
-struct CallOrBlocked {
-  CancellationSource source;
-  CancellationRegistration by_call;
-  CancellationRegistration by_page;
-  CallOrBlocked(const CancellationToken& call, const CancellationToken& page) {
-    CancellationSource on_call = source;
-    CancellationSource on_page = source;
-    by_call = call.on_cancel([on_call]() mutable { on_call.cancel("interrupted"); });
-    by_page = page.on_cancel([on_page]() mutable { on_page.cancel("the page is blocked"); });
-  }
-};
-
 // One page-script action on a resolved ref. The action itself may open a dialog (a confirm() in a click
 // handler): the script's call then ends without a result and the report names the dialog. Returns the
 // script's result (null when a dialog or crash cut it short).

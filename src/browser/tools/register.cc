@@ -223,6 +223,49 @@ std::vector<BrowserToolEntry> browser_tool_table() {
                            {"tab", tab_param()}},
                           {"paths"}),
             runs::upload_file));
+  // L2: pixels and trusted input, through the tab's input session.
+  json coordinate = {{"type", "number"}, {"minimum", 0}, {"maximum", 100000}};
+  table.push_back(
+      entry("browser_screenshot", "Screenshot",
+            "Image of the viewport, of a ref's element (ref), or of the page (full_page).", L::kL2, E::kRead,
+            R::kRetrySafe, T::kTab,
+            object_schema({{"ref", ref_param()}, {"full_page", {{"type", "boolean"}}}, {"tab", tab_param()}}),
+            runs::screenshot));
+  table.back().spec.needs_vision = true;
+  table.push_back(entry(
+      "browser_mouse", "Mouse", "Trusted mouse input at viewport point x,y (CSS px).", L::kL2, E::kWrite,
+      R::kNeverRetry, T::kTab,
+      object_schema({{"action", {{"type", "string"}, {"enum", {"click", "double_click", "move", "wheel"}}}},
+                     {"x", coordinate},
+                     {"y", coordinate},
+                     {"button", {{"type", "string"}, {"enum", {"left", "middle", "right"}}}},
+                     {"delta_x", {{"type", "number"}}},
+                     {"delta_y", {{"type", "number"}}},
+                     {"tab", tab_param()}},
+                    {"action", "x", "y"}),
+      runs::mouse));
+  table.push_back(
+      entry("browser_keyboard", "Keyboard",
+            "Trusted keys to the focused element: keys (a chord or list: Control+A, Enter) or text.", L::kL2,
+            E::kWrite, R::kNeverRetry, T::kTab,
+            object_schema({{"keys",
+                            {{"type", {"string", "array"}},
+                             {"maxItems", 100},
+                             {"items", {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}}}},
+                           {"text", {{"type", "string"}, {"maxLength", 10000}}},
+                           {"tab", tab_param()}}),
+            runs::keyboard));
+  table.push_back(entry("browser_drag", "Drag",
+                        "Trusted drag with the left button, from a ref or point to a ref or point.", L::kL2,
+                        E::kWrite, R::kNeverRetry, T::kTab,
+                        object_schema({{"from_ref", ref_param()},
+                                       {"from_x", coordinate},
+                                       {"from_y", coordinate},
+                                       {"to_ref", ref_param()},
+                                       {"to_x", coordinate},
+                                       {"to_y", coordinate},
+                                       {"tab", tab_param()}}),
+                        runs::drag));
   return table;
 }
 

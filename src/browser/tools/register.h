@@ -1,4 +1,4 @@
-// browser/tools/register.h — the browser_* tools (spec §4 levels L0 and L1; docs/browser.md, "Tools").
+// browser/tools/register.h — the browser_* tools (spec §4 levels L0, L1 and L2; docs/browser.md, "Tools").
 //
 // browser_tool_table() is the single list of the tools: name, level, effects, recovery class, target kind
 // and parameter schema. register_browser_tools() registers every one against one BrowserRuntime; a
@@ -7,6 +7,7 @@
 // dialog answer, an upload, a key press) is never-retry (spec §5: after a crash it is paused, never run
 // again); local form state (select, check) and closing a tab are inspect-first; hover, scroll, switching
 // tabs and waiting only move keel's view and are reads, so `ask_writes` never asks for them.
+// L2 (pixels, trusted input) is the same: a screenshot reads; mouse, keyboard and drag are never-retry.
 #pragma once
 
 #include <memory>

@@ -86,4 +86,16 @@ boost::asio::awaitable<Result<ToolResult>> upload_file(std::shared_ptr<BrowserTh
                                                        nlohmann::json params, ToolTarget decided,
                                                        CancellationToken cancel);
 
+// pixel_tools.cc (L2)
+boost::asio::awaitable<Result<ToolResult>> screenshot(std::shared_ptr<BrowserThread> thread,
+                                                      nlohmann::json params, ToolTarget decided,
+                                                      CancellationToken cancel);
+boost::asio::awaitable<Result<ToolResult>> mouse(std::shared_ptr<BrowserThread> thread, nlohmann::json params,
+                                                 ToolTarget decided, CancellationToken cancel);
+boost::asio::awaitable<Result<ToolResult>> keyboard(std::shared_ptr<BrowserThread> thread,
+                                                    nlohmann::json params, ToolTarget decided,
+                                                    CancellationToken cancel);
+boost::asio::awaitable<Result<ToolResult>> drag(std::shared_ptr<BrowserThread> thread, nlohmann::json params,
+                                                ToolTarget decided, CancellationToken cancel);
+
 }  // namespace keel::browser::runs

@@ -13,6 +13,7 @@
 
 #include "browser/browser_runtime.h"
 #include "browser/ref_resolver.h"
+#include "keel/cancellation.h"
 #include "keel/error.h"
 #include "keel/tool.h"
 
@@ -31,6 +32,20 @@ struct TabChecks {
 // still at that origin (browser.target_changed).
 Result<int64_t> live_tab(BrowserThread& thread, const nlohmann::json& params, const ToolTarget& decided,
                          TabChecks checks);
+
+// Cancelled when either the call is (interrupt) or the page blocks (a dialog opened, the tab crashed): the
+// cancellation of a command an action sends to the page.
+struct CallOrBlocked {
+  CancellationSource source;
+  CancellationRegistration by_call;
+  CancellationRegistration by_page;
+  CallOrBlocked(const CancellationToken& call, const CancellationToken& page) {
+    CancellationSource on_call = source;
+    CancellationSource on_page = source;
+    by_call = call.on_cancel([on_call]() mutable { on_call.cancel("interrupted"); });
+    by_page = page.on_cancel([on_page]() mutable { on_page.cancel("the page is blocked"); });
+  }
+};
 
 // Maps a failed page-script action ({ok: false, reason, ...}) to its coded error, naming the ref.
 Error action_failure(const ResolvedRef& ref, const nlohmann::json& result, std::string_view action);
