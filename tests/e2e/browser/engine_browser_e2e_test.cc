@@ -3,7 +3,8 @@
 // process. A click the policy asks about runs once approved and its result is page content; a page that
 // tries to instruct the model cannot get a write past the approval; a click dispatched when keel was
 // killed is never clicked again (the run is paused_uncertain); taking the browser over interrupts the turn,
-// the model's page tools are refused until it is handed back, and then a new message goes on.
+// the model's page tools are refused until it is handed back, and then a new message goes on; without
+// --browser there is no browser tool, no takeover target and no browser process.
 //
 // Every wait is for an event, a request reaching the site, or a process's end, each with a deadline;
 // nothing sleeps. Refs in the scripted calls are what a first snapshot of the page numbers its elements,
@@ -301,6 +302,34 @@ TEST_F(EngineBrowserTest, TakingTheBrowserOverInterruptsTheTurnRefusesPageToolsA
   const json tabs = tool_result(*client, thread, "c_tabs");
   ASSERT_TRUE(tabs.is_object());
   EXPECT_FALSE(tabs.value("isError", false)) << tabs.dump();
+}
+
+TEST_F(EngineBrowserTest, WithoutTheFlagKeelOffersNoBrowserAndStartsNone) {
+  start_model(
+      {{"responses",
+        json::array({
+            response("[look]", json::array({call_step("c_snap", "browser_snapshot", json::object())})),
+            response(std::nullopt, json::array({text_step("no browser")})),
+        })}});
+  auto [process, client] = serve_stdio();
+  ASSERT_NE(client, nullptr);
+  started_.push_back(process);
+  auto init = client->request("initialize", {{"subscribe", true}});
+  ASSERT_TRUE(init.contains("result")) << init.dump();
+  EXPECT_FALSE(init["result"].contains("takeover")) << init.dump();
+  const std::string thread = create_thread(*client);
+  ASSERT_FALSE(submit(*client, thread, "[look] what is on the page?").empty());
+  client->wait_event(thread, "turn.complete");
+  const json result = tool_result(*client, thread, "c_snap");
+  ASSERT_TRUE(result.is_object());
+  EXPECT_NE(text_of(result).find("There is no tool named 'browser_snapshot'"), std::string::npos)
+      << text_of(result);
+  EXPECT_EQ(text_of(result).find("browser_"), text_of(result).find("browser_snapshot"))
+      << "a browser tool is offered: " << text_of(result);
+  auto taken = client->request("takeover.start", {{"threadId", thread}, {"target", "browser"}});
+  ASSERT_TRUE(taken.contains("error")) << taken.dump();
+  EXPECT_EQ(taken["error"]["data"].value("code", ""), "takeover.unknown_target") << taken.dump();
+  EXPECT_TRUE(descendants(process->pid()).empty()) << "keel started a process (a browser?)";
 }
 
 }  // namespace
