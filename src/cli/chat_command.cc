@@ -64,7 +64,9 @@ int chat_command(const CommandContext& context, const ChatOptions& options) {
   const char* term = std::getenv("TERM");
   const bool color = term == nullptr || std::string_view(term) != "dumb";
   *context.out << "keel chat · thread " << thread_id << " · model " << (*host)->model_name() << "\n"
-               << "Enter sends (steers a running turn) · Tab queues · Esc interrupts · Ctrl-D leaves\n";
+               << "Enter sends (steers a running turn) · Tab queues · Esc interrupts · Ctrl-D leaves"
+               << (context.config.browser.enabled ? " · Ctrl-T takes the browser / hands it back" : "")
+               << "\n";
   context.out->flush();
 
   WakePipe wake;
@@ -94,6 +96,7 @@ int chat_command(const CommandContext& context, const ChatOptions& options) {
         session.adopt_unfinished(run);
       }
     }
+    if (init->contains("takeover")) session.offer_takeover((*init)["takeover"]);
     EventPump pump(client, wake);
     status = session.run(STDIN_FILENO, wake, pump, signals);
     *context.out << session.close();

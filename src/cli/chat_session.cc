@@ -28,6 +28,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr char kBrowser[] = "browser";  // the takeover target's name (keel/takeover.h)
+
 // What replaces the input line until the person answers it.
 struct Prompt {
   enum class Kind { kApproval, kQuestion, kContinue, kUncertain };
@@ -46,6 +48,19 @@ class ChatSession::Impl {
         thread_id_(std::move(thread_id)),
         screen_(color, terminal_columns(STDOUT_FILENO)),
         renderer_(rendered_, RenderStyle{.color = color}) {}
+
+  void offer_takeover(const json& takeover) {
+    if (!takeover.is_object()) return;
+    for (const json& target : takeover.value("targets", json::array())) {
+      if (target.is_object() && target.value("name", "") == kBrowser) browser_ = true;
+    }
+    for (const json& held : takeover.value("held", json::array())) {
+      if (held.is_object() && held.value("threadId", "") == thread_id_ &&
+          held.value("target", "") == kBrowser) {
+        holding_browser_ = true;
+      }
+    }
+  }
 
   void adopt_unfinished(const json& run) {
     const std::string state = run.value("state", "");
@@ -156,18 +171,23 @@ class ChatSession::Impl {
 
   std::string status_line() const {
     std::string status;
+    if (holding_browser_) {
+      // Above all else: while the person holds the browser, the agent's page tools refuse to act.
+      status = "browser: you have it — Ctrl-T hands back · ";
+    }
     if (!prompts_.empty() && (prompts_.front().kind == Prompt::Kind::kApproval ||
                               prompts_.front().kind == Prompt::Kind::kQuestion)) {
-      status = "waiting for your answer · Esc interrupts the turn";
+      status += "waiting for your answer · Esc interrupts the turn";
     } else if (!prompts_.empty()) {
-      status = "answer to go on · Esc leaves it";
+      status += "answer to go on · Esc leaves it";
     } else if (interrupting_) {
-      status = "interrupting…";
+      status += "interrupting…";
     } else if (!running_turn_.empty()) {
-      status = "turn running · Enter steers · Tab queues · Esc interrupts";
+      status += "turn running · Enter steers · Tab queues · Esc interrupts";
     } else {
-      status = "Enter sends · Tab queues · Ctrl-D leaves";
+      status += "Enter sends · Tab queues · Ctrl-D leaves";
     }
+    if (browser_ && !holding_browser_) status += " · Ctrl-T takes the browser";
     if (queue_length_ > 0) status += " · queue: " + std::to_string(queue_length_);
     return status;
   }
@@ -254,6 +274,9 @@ class ChatSession::Impl {
           line += " (" + request["note"].get<std::string>() + ")";
         note(line);
       }
+    } else if (event.type == "takeover.updated" && p.value("target", "") == kBrowser) {
+      // Also what another client of the engine did.
+      holding_browser_ = p.value("holder", "") == "person";
     } else if (event.type == "interaction.resolved") {
       remove_prompt(Prompt::Kind::kQuestion, "interactionId", p.value("interactionId", ""));
     }
@@ -285,6 +308,8 @@ class ChatSession::Impl {
   }
 
   void handle_key(const Key& key) {
+    // Ctrl-T works whatever the input line shows: the person may need the page to answer a prompt.
+    if (key.kind == Key::Kind::kCtrl && key.ctrl == 't') return toggle_browser();
     if (!prompts_.empty()) return handle_prompt_key(key);
     if (key.kind == Key::Kind::kEnter) return send_line();
     if (key.kind == Key::Kind::kTab) return enqueue_line();
@@ -405,6 +430,30 @@ class ChatSession::Impl {
     note("· interrupting…");
   }
 
+  // Takes the browser over for this thread (the engine interrupts a running turn) or hands it back (the
+  // interrupted turn stays so: a new message, or continuing it, goes on).
+  void toggle_browser() {
+    if (!browser_) {
+      note("· no browser here: start keel chat with --browser (or [browser] enabled = true)");
+      return;
+    }
+    const bool take = !holding_browser_;
+    auto answered = client_.call(take ? "takeover.start" : "takeover.end",
+                                 {{"threadId", thread_id_}, {"target", kBrowser}});
+    if (!answered) {
+      note(std::string(take ? "· cannot take the browser: " : "· cannot hand the browser back: ") +
+           answered.error().to_string());
+      return;
+    }
+    holding_browser_ = take;
+    if (take) {
+      if (answered->value("interrupted", false)) interrupting_ = true;
+      note("· you have the browser: the agent's page tools wait until Ctrl-T hands it back");
+    } else {
+      note("· the browser is the agent's again; send a message to go on");
+    }
+  }
+
   // The approval's description (cli/approval_view.h) above the input line: the target first, then the
   // change, why keel asks, and what a remembered decision would cover (the choices line is the prompt).
   void announce_approval(const json& request) {
@@ -477,6 +526,8 @@ class ChatSession::Impl {
   std::string running_turn_;
   bool interrupting_ = false;
   size_t queue_length_ = 0;
+  bool browser_ = false;            // the engine offers the browser to take over
+  bool holding_browser_ = false;    // the person holds it for this thread
   Clock::time_point escape_since_;  // when the pending ESC byte came
   bool leave_ = false;
   int exit_status_ = kExitOk;
@@ -488,6 +539,8 @@ ChatSession::ChatSession(std::ostream& out, EngineClient& client, std::string th
 ChatSession::~ChatSession() = default;
 
 void ChatSession::adopt_unfinished(const json& run) { impl_->adopt_unfinished(run); }
+
+void ChatSession::offer_takeover(const json& takeover) { impl_->offer_takeover(takeover); }
 
 int ChatSession::run(int input_fd, WakePipe& wake, EventPump& pump, SignalInbox& signals) {
   return impl_->run(input_fd, wake, pump, signals);

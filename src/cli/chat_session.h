@@ -7,7 +7,10 @@
 // (turn.interrupt); Ctrl-C interrupts a running turn and leaves an idle session; Ctrl-D on an empty line
 // leaves. Approval requests, ask_user questions, the offer to continue an interrupted or budget-paused turn,
 // and the choice for a paused_uncertain write replace the input line, one at a time in arrival order, until
-// answered; what the person was typing is kept for afterwards.
+// answered; what the person was typing is kept for afterwards. With the browser (keel chat --browser),
+// Ctrl-T takes it over for the thread (takeover.start: a running turn is interrupted, the agent's page tools
+// refuse until then) and hands it back (takeover.end); the status line starts with "browser: you have it"
+// while the person holds it.
 //
 // Threads: everything runs on the caller's thread inside run(); the EventPump and the SignalInbox are how
 // other threads hand over events and signals (cli/chat_io.h). SIGINT acts as Ctrl-C; SIGTERM and SIGHUP
@@ -35,6 +38,10 @@ class ChatSession {
   // Takes a run of this thread that initialize listed as unfinished: offers to continue it (canContinue),
   // asks how to resolve it (paused_uncertain), or follows it as the running turn (anything else).
   void adopt_unfinished(const nlohmann::json& run);
+
+  // initialize's `takeover` member (absent or null: nothing to take over): whether Ctrl-T may take the
+  // browser, and whether the person already holds it for this thread.
+  void offer_takeover(const nlohmann::json& takeover);
 
   // Reads keys from `input_fd` (a terminal in raw mode) and events from `pump` until the person leaves or
   // a signal ends the session; returns the exit status (0 when the person left).

@@ -14,6 +14,9 @@
 #include <sstream>
 #include <system_error>
 
+#include "browser/tools/register.h"
+#include "cli/browser_setup.h"
+#include "cli/gatekeeper_origin_policy.h"
 #include "cli/model_binding.h"
 #include "cli/store_files.h"
 #include "config/credential_resolver.h"
@@ -168,6 +171,7 @@ class EngineHost::Impl {
     tool_options.scheduler = &scheduler_;
     tool_options.interactions = true;
     KEEL_TRY(builtin::register_builtin_tools(tools_, tool_options));
+    if (config.browser.enabled) KEEL_TRY(open_browser());
 
     EngineOptions engine_options;
     engine_options.model = model_.settings;
@@ -187,9 +191,24 @@ class EngineHost::Impl {
     engine_deps.clock = &clock_;
     engine_deps.ids = &ids_;
     engine_deps.fail_points = &fail_points_;
+    if (browser_) engine_deps.takeover_targets.push_back(browser_.get());
     engine_ = std::make_unique<EngineCore>(engine_deps, std::move(engine_options));
     transport_ = std::make_unique<DirectTransport>(*engine_);
     return {};
+  }
+
+  // [browser] enabled: the runtime (its browser starts with the first browser tool call), the browser_*
+  // tools, and the runtime as the engine's "browser" takeover target. Pages go only to origins the
+  // gatekeeper does not deny (GatekeeperOriginPolicy); uploads come only from the file tools' workspace.
+  Result<void> open_browser() {
+    const config::Config& config = options_.config;
+    browser::RuntimeOptions runtime_options =
+        KEEL_TRY(browser_runtime_options(config.browser, config.data_dir));
+    runtime_options.policy = KEEL_TRY(GatekeeperOriginPolicy::create(*gatekeeper_));
+    if (options_.workspace)
+      runtime_options.workspace = KEEL_TRY(builtin::Workspace::open(*options_.workspace));
+    browser_ = browser::BrowserRuntime::create(std::move(runtime_options));
+    return browser::register_browser_tools(tools_, browser_);
   }
 
   HostOptions options_;
@@ -205,6 +224,9 @@ class EngineHost::Impl {
   std::optional<ModelBinding> task_model_;
   std::string model_name_;
   std::unique_ptr<PolicyGatekeeper> gatekeeper_;
+  // Created after the gatekeeper its origin policy asks, destroyed after the engine (~EngineHost), so no
+  // tool call outlives it; the browser tools hold it too.
+  std::shared_ptr<browser::BrowserRuntime> browser_;
   ToolRegistry tools_;
   std::unique_ptr<EngineCore> engine_;
   std::unique_ptr<DirectTransport> transport_;
@@ -217,6 +239,8 @@ EngineHost::~EngineHost() {
   // The engine first: it stops running turns, which use everything else.
   impl_->transport_.reset();
   impl_->engine_.reset();
+  // The browser then goes with the members: the tools (declared after it) first, then the runtime, whose
+  // destructor closes Chromium and joins its thread.
 }
 
 Result<std::unique_ptr<EngineHost>> EngineHost::open(HostOptions options) {

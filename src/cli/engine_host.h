@@ -9,8 +9,15 @@
 // a symlink or a hard link to the store meets it too. A second process gets host.store_in_use, naming the
 // holder's pid when /proc/locks tells it.
 //
+// With [browser] enabled (config.browser.enabled; the commands' --browser sets it) the host also runs a
+// BrowserRuntime (cli/browser_setup.h): the browser_* tools on it, pages confined to the origins the
+// gatekeeper does not deny (cli/gatekeeper_origin_policy.h), uploads to the file tools' workspace, and the
+// runtime offered to takeover.start as the "browser" target. Chromium starts with the first browser tool
+// call. Disabled (the default), the tools and their catalog digests are exactly those of a host without it.
+//
 // Members are destroyed in reverse order of construction: the engine (which interrupts running turns and
-// waits for their terminal state) goes before the tools, the provider and the store it uses.
+// waits for their terminal state) goes before the tools, the browser runtime, the provider and the store
+// it uses.
 #pragma once
 
 #include <filesystem>

@@ -42,6 +42,9 @@ const std::map<std::string, ApprovalPolicy> kApprovalPolicies = {{"ask", Approva
                                                                  {"accept", ApprovalPolicy::kAccept},
                                                                  {"decline", ApprovalPolicy::kDecline}};
 
+constexpr const char* kBrowserFlagHelp =
+    "Offer the browser tools (browser.enabled=true; Chromium starts with the first browser call)";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,6 +94,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--port-file", serve.port_file, "Write the bound port to this file");
   serve_cmd->add_option("--model", serve.model, "A model of the configuration (default: default_model)");
   serve_cmd->add_option("--workspace", serve_workspace, "The file tools' folder (default: none)");
+  bool serve_browser = false;
+  serve_cmd->add_flag("--browser", serve_browser, kBrowserFlagHelp);
 
   // run
   keel::cli::RunOptions run;
@@ -108,6 +113,8 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", run.json, "Print the events as JSON lines");
   run_cmd->add_option("--budget", run_budget, "Token budget for the turn");
   run_cmd->add_flag("--show-reasoning", run.show_reasoning, "Show the model's reasoning as it streams");
+  bool run_browser = false;
+  run_cmd->add_flag("--browser", run_browser, kBrowserFlagHelp);
 
   // resume
   keel::cli::ResumeOptions resume;
@@ -121,6 +128,8 @@ int main(int argc, char** argv) {
   resume_cmd->add_option("--approval-policy", resume.approval_policy, "ask | accept | decline")
       ->transform(CLI::CheckedTransformer(kApprovalPolicies));
   resume_cmd->add_flag("--json", resume.json, "Print the events as JSON lines");
+  bool resume_browser = false;
+  resume_cmd->add_flag("--browser", resume_browser, kBrowserFlagHelp);
 
   // threads
   keel::cli::ThreadsOptions threads;
@@ -168,6 +177,8 @@ int main(int argc, char** argv) {
   chat_cmd->add_option("--model", chat.model, "A model of the configuration (default: default_model)");
   chat_cmd->add_option("--workspace", chat_workspace,
                        "The file tools' folder (default: the working directory)");
+  bool chat_browser = false;
+  chat_cmd->add_flag("--browser", chat_browser, kBrowserFlagHelp);
 
   // demo
   keel::cli::DemoOptions demo;
@@ -230,6 +241,11 @@ int main(int argc, char** argv) {
                                     .err = &std::cerr,
                                     .out_is_terminal = ::isatty(STDOUT_FILENO) == 1,
                                     .in_is_terminal = ::isatty(STDIN_FILENO) == 1};
+  // --browser is browser.enabled=true for this command (the browser's other settings stay the config's).
+  if ((serve_cmd->parsed() && serve_browser) || (run_cmd->parsed() && run_browser) ||
+      (resume_cmd->parsed() && resume_browser) || (chat_cmd->parsed() && chat_browser)) {
+    context.config.browser.enabled = true;
+  }
   if (serve_cmd->parsed()) {
     if (!serve_workspace.empty()) serve.workspace = serve_workspace;
     return keel::cli::serve_command(context, serve);

@@ -2,7 +2,8 @@
 // scripted model server, its screen read back through a terminal emulator. Enter while a turn streams
 // steers; Enter while the turn cannot be steered queues and says so; Tab queues and the queue shows; Esc
 // interrupts; an approval is asked inline; a reply cut by the output limit is flagged; a restarted chat
-// offers to continue an interrupted turn; the terminal is restored when chat is terminated.
+// offers to continue an interrupted turn; the terminal is restored when chat is terminated; with --browser,
+// Ctrl-T takes the browser over (interrupting the turn) and hands it back.
 //
 // Every wait is for text on the screen (or the process's end), bounded by a generous timeout; the scripted
 // model's delays only make a turn slow enough to type into, they synchronize nothing.
@@ -236,7 +237,9 @@ class ChatTest : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     auto chat = std::make_unique<ChatTerminal>(args, dir_.path());
     // The status line is drawn once the terminal is in raw mode and keys are read.
-    chat->wait_for("\\n(Enter sends · Tab queues · Ctrl-D leaves|answer to go on · Esc leaves it)\\n");
+    chat->wait_for(
+        "\\n(Enter sends · Tab queues · Ctrl-D leaves|answer to go on · Esc leaves it)( · Ctrl-T takes the "
+        "browser)?\\n");
     return chat;
   }
 
@@ -445,6 +448,38 @@ TEST_F(ChatTest, AQuestionFromTheAgentIsAnsweredOnTheInputLine) {
   ASSERT_TRUE(chat->wait_for_input_line("^answer >$"));
   chat->type("blue\r");
   EXPECT_TRUE(chat->wait_for("blue it is\\.\\n— completed"));
+  EXPECT_EQ(leave(*chat), 0);
+}
+
+TEST_F(ChatTest, CtrlTTakesTheBrowserOverInterruptingTheTurnAndHandsItBack) {
+  start_model(json::array({
+      {{"match", "long job"}, {"steps", {text_step("working"), {{"type", "hang"}}}}},
+      {{"match", "go on"}, {"steps", {text_step("going on.")}}},
+  }));
+  auto chat = start_chat({"--browser"});
+  ASSERT_TRUE(chat->wait_for("Enter sends · Tab queues · Ctrl-D leaves · Ctrl-T takes the browser"));
+  chat->type("long job\r");
+  ASSERT_TRUE(chat->wait_for("working"));
+  chat->type("\x14");  // Ctrl-T
+  EXPECT_TRUE(
+      chat->wait_for("· you have the browser: the agent's page tools wait until Ctrl-T hands it back"));
+  EXPECT_TRUE(chat->wait_for("— interrupted"));
+  EXPECT_TRUE(chat->wait_for(
+      "\\nbrowser: you have it — Ctrl-T hands back · Enter sends · Tab queues · Ctrl-D leaves\\n"));
+  chat->type("\x14");
+  EXPECT_TRUE(chat->wait_for("· the browser is the agent's again; send a message to go on"));
+  EXPECT_TRUE(chat->wait_for("\\nEnter sends · Tab queues · Ctrl-D leaves · Ctrl-T takes the browser\\n"));
+  chat->type("go on\r");
+  EXPECT_TRUE(chat->wait_for("going on\\.\\n— completed"));
+  EXPECT_EQ(leave(*chat), 0);
+}
+
+TEST_F(ChatTest, CtrlTWithoutTheBrowserSaysHowToGetIt) {
+  start_model(json::array({{{"steps", {text_step("unused")}}}}));
+  auto chat = start_chat();
+  chat->type("\x14");
+  EXPECT_TRUE(chat->wait_for("· no browser here: start keel chat with --browser"));
+  EXPECT_EQ(chat->screen().find("browser: you have it"), std::string::npos);
   EXPECT_EQ(leave(*chat), 0);
 }
 
