@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
                              "The file tools' folder (default: the working directory)");
   mcp_server_cmd->add_flag("--allow-writes", mcp_server.allow_writes,
                            "Run calls the policy would ask a person about (denials still refuse)");
+  mcp_server_cmd->add_flag("--browser", mcp_server.browser,
+                           "Serve the browser_* tools too, on a browser from [browser] (enabled or not)");
 
   CLI11_PARSE(app, argc, argv);
   const SafeStderr safe_stderr;

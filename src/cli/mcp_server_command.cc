@@ -5,13 +5,28 @@
 // reader, like `keel policy list`, so it runs beside a serving engine): its rules, host permissions and
 // mode decide each call. Nobody is there to approve a call that asks, so it is refused with its reason
 // unless --allow-writes.
+//
+// With --browser the browser_* tools are served too, on one BrowserRuntime made from [browser] (enabled or
+// not in the file): the MCP session is one agent thread ("mcp"), with its own tabs and refs. Each call's
+// target (the page's origin, or where a navigation goes) passes the gatekeeper like any other call, and the
+// runtime's OriginPolicy (RuntimeOptions::policy, the navigation guard's question) is answered by the same
+// gatekeeper: it refuses what the gatekeeper denies.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "browser/browser_runtime.h"
+#include "browser/origin_guard.h"
+#include "browser/tools/register.h"
+#include "cli/browser_setup.h"
 #include "cli/commands.h"
 #include "cli/engine_host.h"
 #include "cli/signals.h"
@@ -22,9 +37,40 @@
 #include "mcp/tool_bridge.h"
 #include "policy/policy_gatekeeper.h"
 #include "tools/builtin/builtin_tools.h"
+#include "tools/builtin/workspace.h"
 #include "util/thread_scheduler.h"
 
 namespace keel::cli {
+
+namespace {
+
+// The navigation guard's question put to the gatekeeper: would browser_navigate to `origin` be refused?
+// Only a deny verdict refuses (an ask is for tool calls, which the bridge gates itself): a page's own
+// navigation (a redirect, a link, a script) follows a call that was already decided.
+class NavigationGate final : public browser::OriginPolicy {
+ public:
+  // `gatekeeper` must outlive the policy; `navigate` is browser_navigate's descriptor.
+  NavigationGate(Gatekeeper& gatekeeper, ToolDescriptor navigate)
+      : gatekeeper_(gatekeeper), navigate_(std::move(navigate)) {}
+
+  bool allows_navigation(const std::string& thread_id, const std::string& origin) const override {
+    const nlohmann::json arguments = {{"url", origin}};
+    ToolTarget target;
+    target.origin = origin;
+    const GateRequest request{.thread_id = thread_id,
+                              .tool_call_id = "navigation-guard",
+                              .descriptor = &navigate_,
+                              .arguments = &arguments,
+                              .target = std::move(target)};
+    return gatekeeper_.check(request).kind != GateVerdict::Kind::kDeny;
+  }
+
+ private:
+  Gatekeeper& gatekeeper_;
+  const ToolDescriptor navigate_;
+};
+
+}  // namespace
 
 int mcp_server_command(const CommandContext& context, const McpServerCommandOptions& options) {
   auto fail_setup = [&](const Error& error) {
@@ -52,6 +98,29 @@ int mcp_server_command(const CommandContext& context, const McpServerCommandOpti
   if (auto registered = builtin::register_builtin_tools(registry, tool_options); !registered) {
     return fail_setup(registered.error());
   }
+  // Held by its tools too: it closes the browser when the last of them is gone, before the gatekeeper its
+  // navigation guard asks (declared earlier).
+  std::shared_ptr<browser::BrowserRuntime> browser_runtime;
+  if (options.browser) {
+    auto runtime_options = browser_runtime_options(context.config.browser, context.config.data_dir);
+    if (!runtime_options) return fail_setup(runtime_options.error());
+    auto workspace_handle = builtin::Workspace::open(workspace);
+    if (!workspace_handle) return fail_setup(workspace_handle.error());
+    runtime_options->workspace = std::move(*workspace_handle);
+    const std::vector<browser::BrowserToolEntry> table = browser::browser_tool_table();
+    auto navigate = std::find_if(table.begin(), table.end(), [](const browser::BrowserToolEntry& entry) {
+      return entry.spec.name == "browser_navigate";
+    });
+    if (navigate != table.end()) {
+      auto descriptor = make_tool_descriptor(navigate->spec);
+      if (!descriptor) return fail_setup(descriptor.error());
+      runtime_options->policy = std::make_shared<NavigationGate>(**gatekeeper, std::move(*descriptor));
+    }
+    browser_runtime = browser::BrowserRuntime::create(std::move(*runtime_options));
+    if (auto registered = browser::register_browser_tools(registry, browser_runtime); !registered) {
+      return fail_setup(registered.error());
+    }
+  }
   mcp::ToolBridgeOptions bridge_options;
   bridge_options.allow_writes = options.allow_writes;
   const mcp::ToolBridge bridge(registry.snapshot(), **gatekeeper, bridge_options);
@@ -66,6 +135,7 @@ int mcp_server_command(const CommandContext& context, const McpServerCommandOpti
   mcp::McpServerOptions server_options;
   server_options.instructions =
       "keel's tools on the workspace " + workspace_key(workspace) +
+      (options.browser ? ", and a browser (the browser_* tools; pages keep their state between calls)" : "") +
       ". Writes run only where keel's policy allows them" +
       (options.allow_writes ? " (calls that would ask a person run: --allow-writes)."
                             : "; others are refused.");
