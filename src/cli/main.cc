@@ -177,6 +177,8 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--dir", demo.dir,
                        "Where to put the demo's store and workspace (default: a new folder)");
   demo_cmd->add_flag("--json", demo.json, "Print the events as JSON lines");
+  demo_cmd->add_flag("--browser", demo.browser,
+                     "The browser task instead: order from a demo shop served on 127.0.0.1 (Chromium)");
 
   // mcp-server
   keel::cli::McpServerCommandOptions mcp_server;
