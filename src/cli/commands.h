@@ -103,6 +103,7 @@ int chat_command(const CommandContext& context, const ChatOptions& options);
 struct McpServerCommandOptions {
   std::optional<std::filesystem::path> workspace;  // nullopt = the working directory
   bool allow_writes = false;                       // run calls the policy would ask a person about
+  bool browser = false;  // serve the browser_* tools too ([browser] config; enabled forced on)
 };
 // Serves the workspace's builtin tools to an MCP client on stdin/stdout until stdin ends (kExitOk);
 // kExitSetup when the store, the policy or the workspace cannot be opened.

@@ -4,23 +4,18 @@
 // server.
 #include "cli/demo.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <system_error>
 #include <utility>
 
+#include "cli/demo_support.h"
 #include "cli/engine_client.h"
 #include "cli/engine_host.h"
 #include "cli/signals.h"
 #include "cli/turn_follower.h"
 #include "config/config_errors.h"
-#include "config/environment.h"
 #include "keel/clock.h"
 #include "model_server/model_server.h"
 #include "model_server/script.h"
@@ -34,92 +29,12 @@ using nlohmann::json;
 
 namespace {
 
-constexpr char kScriptedName[] = "scripted-demo";  // the scripted model's provider and model name
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
-
-// The demo's folder: --dir (made if missing, refused if it holds anything), else a new one under $TMPDIR.
-Result<fs::path> make_demo_dir(const std::string& requested) {
-  std::error_code ec;
-  if (requested.empty()) {
-    const auto tmp = config::process_environment()("TMPDIR");
-    std::string pattern = (fs::path(tmp.value_or("/tmp")) / "keel-demo-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return fail(kDemoDirFailed, "cannot make a folder like " + pattern + ": " + std::strerror(errno) +
-                                      " (set TMPDIR, or pass --dir)");
-    }
-    return fs::path(pattern);
-  }
-  const fs::path dir = fs::absolute(requested, ec);
-  if (ec) return fail(kDemoDirFailed, requested + ": " + ec.message());
-  fs::create_directories(dir, ec);
-  if (ec) return fail(kDemoDirFailed, "cannot make " + dir.string() + ": " + ec.message());
-  if (!fs::is_directory(dir)) return fail(kDemoDirFailed, dir.string() + " is not a folder");
-  if (!fs::is_empty(dir, ec) || ec) {
-    // A second run into the same folder would find the first one's SUMMARY.md and thread.
-    return fail(kDemoDirNotEmpty, dir.string() + " is not empty; give --dir a new or empty folder");
-  }
-  return dir;
-}
-
-// The configuration the demo runs with: the person's own (providers, models, keys), but every file in the
-// demo's folder, and writes asking for approval whatever the configured mode.
-config::Config demo_config(const config::Config& base, const fs::path& data_dir) {
-  config::Config config = base;
-  config.data_dir = data_dir;
-  config.store_path = data_dir / "keel.db";
-  config.master_key_file = data_dir / "master.key";
-  config.policy_mode = PolicyMode::kAskWrites;
-  return config;
-}
-
-void add_scripted_model(config::Config& config, const std::string& server_url) {
-  config::ProviderConfig provider;
-  provider.kind = config::ProviderKind::kOpenAiChat;
-  provider.base_url = server_url + "/v1";
-  provider.max_retries = 0;  // a local replay has nothing to wait out
-  config.providers[kScriptedName] = provider;
-  config::ModelConfig model;
-  model.provider = kScriptedName;
-  model.model_id = kScriptedName;
-  config.models[kScriptedName] = model;
-  config.default_model = kScriptedName;
-  config.task_model.clear();    // no title request: the script answers the task only
-  config.token_budget.reset();  // the script's usage figures are for show; a budget must not pause it
-}
-
-// The person's side: approves every request, saying so.
-class DemoDecider final : public Decider {
- public:
-  explicit DemoDecider(std::ostream& out) : out_(out) {}
-
-  json decide_approval(const json& request) override {
-    out_ << describe_approval(request) << "demo: approving on your behalf; `keel run` asks you instead\n";
-    out_.flush();
-    ++approvals_;
-    return {{"decision", "accept"}};
-  }
-
-  // The scripted task asks nothing; a real model might.
-  json answer_question(const json& request) override {
-    const json& asked = request.contains("request") ? request["request"] : json::object();
-    out_ << "? " << asked.value("question", "") << "\n"
-         << "demo: answering on your behalf: \"Use your judgement.\"\n";
-    out_.flush();
-    return {{"answer", "Use your judgement."}};
-  }
-
-  int approvals() const { return approvals_; }
-
- private:
-  std::ostream& out_;
-  int approvals_ = 0;
-};
 
 // The person's steer: sent once, as the model's first response after a tool result starts. The engine
 // publishes that item.start only after it built the request (its steer cutoff is behind it), so the steer
@@ -224,6 +139,7 @@ Result<fs::path> find_demo_files(const std::vector<fs::path>& candidates) {
 }
 
 int demo_command(const CommandContext& context, const DemoOptions& options) {
+  if (options.browser) return demo_browser_command(context, options);
   std::ostream& out = *context.out;
   // With --json, stdout carries only the events; the demo's own lines go to stderr.
   std::ostream& notes = options.json ? *context.err : *context.out;

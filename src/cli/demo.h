@@ -15,9 +15,15 @@
 // steers (thread.waiting), so the approval is not the place. Nothing outside the demo's folder is written
 // (store, master key, workspace).
 //
-// Exit status: 0 when the turn ended normally and SUMMARY.md exists; 2 when the demo cannot start (its
-// files missing, --dir not empty, the store, the model); otherwise the turn's status (exit_status_for), or 1
-// with demo.no_result when the turn ended without writing SUMMARY.md.
+// `keel demo --browser` (demo_browser.cc) is the same kind of run on the web: the shop in demo/browser/site,
+// served on 127.0.0.1, and a task that searches it, opens an item, fills and submits the order form (the one
+// call that asks for approval: the demo adds allow rules on the shop's origin for the other writes),
+// accepts the confirmation dialog and reads the result back. The engine runs with the browser tools
+// ([browser] enabled, whatever the configuration says). It exits 0 only when the shop received the order.
+//
+// Exit status: 0 when the turn ended normally and SUMMARY.md exists (--browser: the shop received the order);
+// 2 when the demo cannot start (its files missing, --dir not empty, the store, the model); otherwise the
+// turn's status (exit_status_for), or 1 with demo.no_result when the turn ended without writing SUMMARY.md.
 #pragma once
 
 #include <filesystem>
@@ -39,14 +45,20 @@ using codes::kDemoNoResult;
 inline constexpr char kDemoTask[] = "Read the notes in this folder and write SUMMARY.md with the open items.";
 inline constexpr char kDemoSteer[] = "Also list the owners next to each item.";
 inline constexpr char kDemoResultFile[] = "SUMMARY.md";
+// The browser demo's task (the shop's URL is appended).
+inline constexpr char kBrowserDemoTask[] =
+    "Order two desk lamps from the Keel Supply shop for Ada Lovelace (ada@example.com) and tell me the "
+    "order number.";
 
 struct DemoOptions {
   std::string model;  // "" = the scripted model server with the shipped script
   std::string dir;    // "" = a new folder under $TMPDIR
   bool json = false;
+  bool browser = false;  // the browser task on the demo shop instead of the file task
 };
 
 int demo_command(const CommandContext& context, const DemoOptions& options);
+int demo_browser_command(const CommandContext& context, const DemoOptions& options);
 
 // Where the demo's files may be, in order: beside the executable's folder (build/keel -> demo/), in it,
 // then in the source tree keel was built from.

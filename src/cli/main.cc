@@ -188,6 +188,8 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--dir", demo.dir,
                        "Where to put the demo's store and workspace (default: a new folder)");
   demo_cmd->add_flag("--json", demo.json, "Print the events as JSON lines");
+  demo_cmd->add_flag("--browser", demo.browser,
+                     "The browser task instead: order from a demo shop served on 127.0.0.1 (Chromium)");
 
   // mcp-server
   keel::cli::McpServerCommandOptions mcp_server;
@@ -198,6 +200,8 @@ int main(int argc, char** argv) {
                              "The file tools' folder (default: the working directory)");
   mcp_server_cmd->add_flag("--allow-writes", mcp_server.allow_writes,
                            "Run calls the policy would ask a person about (denials still refuse)");
+  mcp_server_cmd->add_flag("--browser", mcp_server.browser,
+                           "Serve the browser_* tools too, on a browser from [browser] (enabled or not)");
 
   CLI11_PARSE(app, argc, argv);
   const SafeStderr safe_stderr;

@@ -5,15 +5,31 @@
 // reader, like `keel policy list`, so it runs beside a serving engine): its rules, host permissions and
 // mode decide each call. Nobody is there to approve a call that asks, so it is refused with its reason
 // unless --allow-writes.
+//
+// With --browser the browser_* tools are served too, on one BrowserRuntime made from [browser] (enabled or
+// not in the file): the MCP session is one agent thread ("mcp"), with its own tabs and refs. Each call's
+// target (the page's origin, or where a navigation goes) passes the gatekeeper like any other call, and the
+// runtime's OriginPolicy (RuntimeOptions::policy, the navigation guard's question) is answered by the same
+// gatekeeper: it refuses what the gatekeeper denies.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "browser/browser_runtime.h"
+#include "browser/origin_guard.h"
+#include "browser/tools/register.h"
+#include "cli/browser_setup.h"
 #include "cli/commands.h"
 #include "cli/engine_host.h"
+#include "cli/gatekeeper_origin_policy.h"
 #include "cli/signals.h"
 #include "keel/clock.h"
 #include "keel/ids.h"
@@ -22,6 +38,7 @@
 #include "mcp/tool_bridge.h"
 #include "policy/policy_gatekeeper.h"
 #include "tools/builtin/builtin_tools.h"
+#include "tools/builtin/workspace.h"
 #include "util/thread_scheduler.h"
 
 namespace keel::cli {
@@ -52,6 +69,24 @@ int mcp_server_command(const CommandContext& context, const McpServerCommandOpti
   if (auto registered = builtin::register_builtin_tools(registry, tool_options); !registered) {
     return fail_setup(registered.error());
   }
+  // Held by its tools too: it closes the browser when the last of them is gone, before the gatekeeper its
+  // navigation guard asks (declared earlier).
+  std::shared_ptr<browser::BrowserRuntime> browser_runtime;
+  if (options.browser) {
+    auto runtime_options = browser_runtime_options(context.config.browser, context.config.data_dir);
+    if (!runtime_options) return fail_setup(runtime_options.error());
+    auto workspace_handle = builtin::Workspace::open(workspace);
+    if (!workspace_handle) return fail_setup(workspace_handle.error());
+    runtime_options->workspace = std::move(*workspace_handle);
+    // Page-initiated navigations and redirect hops are refused where the gatekeeper denies the origin.
+    auto policy = GatekeeperOriginPolicy::create(**gatekeeper);
+    if (!policy) return fail_setup(policy.error());
+    runtime_options->policy = std::move(*policy);
+    browser_runtime = browser::BrowserRuntime::create(std::move(*runtime_options));
+    if (auto registered = browser::register_browser_tools(registry, browser_runtime); !registered) {
+      return fail_setup(registered.error());
+    }
+  }
   mcp::ToolBridgeOptions bridge_options;
   bridge_options.allow_writes = options.allow_writes;
   const mcp::ToolBridge bridge(registry.snapshot(), **gatekeeper, bridge_options);
@@ -66,6 +101,7 @@ int mcp_server_command(const CommandContext& context, const McpServerCommandOpti
   mcp::McpServerOptions server_options;
   server_options.instructions =
       "keel's tools on the workspace " + workspace_key(workspace) +
+      (options.browser ? ", and a browser (the browser_* tools; pages keep their state between calls)" : "") +
       ". Writes run only where keel's policy allows them" +
       (options.allow_writes ? " (calls that would ask a person run: --allow-writes)."
                             : "; others are refused.");

@@ -96,6 +96,16 @@ bool KeelProcess::wait_stdout(const std::string& text, std::chrono::milliseconds
       [&] { pump(std::chrono::milliseconds(50)); });
 }
 
+bool KeelProcess::wait_stdout_line(const std::string& text, std::chrono::milliseconds bound) {
+  return wait_for(
+      bound,
+      [&] {
+        const size_t at = out_.find(text);
+        return at != std::string::npos && out_.find('\n', at) != std::string::npos;
+      },
+      [&] { pump(std::chrono::milliseconds(50)); });
+}
+
 bool KeelProcess::wait_stderr(const std::string& text, std::chrono::milliseconds bound) {
   return wait_for(
       bound, [&] { return err_.find(text) != std::string::npos; },

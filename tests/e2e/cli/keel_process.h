@@ -35,6 +35,8 @@ class KeelProcess {
   void close_stdin();
   // Waits until stdout (or stderr) holds `text`; false after `bound`.
   bool wait_stdout(const std::string& text, std::chrono::milliseconds bound = std::chrono::seconds(30));
+  // Waits until stdout holds `text` and the line it is on has ended (a whole JSON line has arrived).
+  bool wait_stdout_line(const std::string& text, std::chrono::milliseconds bound = std::chrono::seconds(30));
   bool wait_stderr(const std::string& text, std::chrono::milliseconds bound = std::chrono::seconds(30));
   void signal(int signal_number);
   // The exit status (128 + signal for a signalled child); nullopt if it did not end within `bound` (then it
