@@ -19,4 +19,6 @@ fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_COMPILER" \
   -DKEEL_BUILD_FUZZ=ON -DKEEL_BUILD_TESTS=OFF -DKEEL_BUILD_BENCH=OFF -DKEEL_FUZZ_SECONDS="$SECONDS_PER_TARGET"
 cmake --build "$BUILD_DIR" --target keel_fuzz
-ctest --test-dir "$BUILD_DIR" -L fuzz --output-on-failure
+# Each target is one single-threaded libFuzzer process with its own corpus directory, so they run side by
+# side, one per core: every target still fuzzes for its full SECONDS_PER_TARGET on a core of its own.
+ctest --test-dir "$BUILD_DIR" -L fuzz --output-on-failure -j "$(nproc)"
