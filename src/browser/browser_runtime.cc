@@ -1,5 +1,7 @@
 #include "browser/browser_runtime.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -115,7 +117,16 @@ BrowserRuntime::BrowserRuntime(PrivateTag, RuntimeOptions options)
       save_schedule_(kStateSaveDelay),
       save_timer_(io_) {
   load_state();
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    // Every write to the browser's pipe happens on this thread. A browser that died makes the next write
+    // raise SIGPIPE, which would end the whole process unless ignored (keel's CLI ignores it; a library must
+    // not count on that): blocked here, the write fails with EPIPE and the connection reports the exit.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    io_.run();
+  });
 }
 
 BrowserRuntime::~BrowserRuntime() {

@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-CdpEvent event(std::string method, json params, std::string session = "S") {
+CdpEvent tab_event(std::string method, json params, std::string session = "S") {
   return CdpEvent{std::move(method), std::move(params), std::move(session)};
 }
 
@@ -43,7 +43,7 @@ json main_commit(std::string loader, std::string url) {
 TEST(TabEvents, EachDialogTypeSetsTheModalStateAndItsCloseClearsIt) {
   for (const char* type : {"alert", "confirm", "prompt", "beforeunload"}) {
     TabState tab = tab_at("http://127.0.0.1:1/d.html");
-    ASSERT_TRUE(tab.apply(event("Page.javascriptDialogOpening", dialog(type, "Sure?"))));
+    ASSERT_TRUE(tab.apply(tab_event("Page.javascriptDialogOpening", dialog(type, "Sure?"))));
     ASSERT_TRUE(tab.modal.has_value()) << type;
     EXPECT_EQ(tab.modal->kind, ModalState::Kind::kDialog);
     EXPECT_EQ(tab.modal->dialog_type, type);
@@ -52,24 +52,25 @@ TEST(TabEvents, EachDialogTypeSetsTheModalStateAndItsCloseClearsIt) {
     EXPECT_EQ(tab.modal->url, "http://127.0.0.1:1/d.html");
     EXPECT_EQ(tab.modal->session_id, "S");
     EXPECT_EQ(tab.modal->frame_id, "T");
-    ASSERT_TRUE(tab.apply(event("Page.javascriptDialogClosed", json{{"result", true}, {"userInput", ""}})));
+    ASSERT_TRUE(
+        tab.apply(tab_event("Page.javascriptDialogClosed", json{{"result", true}, {"userInput", ""}})));
     EXPECT_FALSE(tab.modal.has_value()) << type;
   }
 }
 
 TEST(TabEvents, ACloseReportedAfterTheNextOpeningClosesOnlyItsOwnDialog) {
   TabState tab = tab_at("http://127.0.0.1:1/d.html");
-  ASSERT_TRUE(tab.apply(event("Page.javascriptDialogOpening", dialog("alert", "one"))));
-  ASSERT_TRUE(tab.apply(event("Page.javascriptDialogOpening", dialog("alert", "two"))));
-  EXPECT_FALSE(tab.apply(event("Page.javascriptDialogClosed", json{{"result", true}})));
+  ASSERT_TRUE(tab.apply(tab_event("Page.javascriptDialogOpening", dialog("alert", "one"))));
+  ASSERT_TRUE(tab.apply(tab_event("Page.javascriptDialogOpening", dialog("alert", "two"))));
+  EXPECT_FALSE(tab.apply(tab_event("Page.javascriptDialogClosed", json{{"result", true}})));
   ASSERT_TRUE(tab.modal.has_value());
   EXPECT_EQ(tab.modal->message, "two");
-  ASSERT_TRUE(tab.apply(event("Page.javascriptDialogClosed", json{{"result", true}})));
+  ASSERT_TRUE(tab.apply(tab_event("Page.javascriptDialogClosed", json{{"result", true}})));
   EXPECT_FALSE(tab.modal.has_value());
   // One keel dismissed itself never was the modal state: its close leaves the next one open.
   tab.note_dismissed_dialog("S");
-  ASSERT_TRUE(tab.apply(event("Page.javascriptDialogOpening", dialog("alert", "three"))));
-  EXPECT_FALSE(tab.apply(event("Page.javascriptDialogClosed", json{{"result", false}})));
+  ASSERT_TRUE(tab.apply(tab_event("Page.javascriptDialogOpening", dialog("alert", "three"))));
+  EXPECT_FALSE(tab.apply(tab_event("Page.javascriptDialogClosed", json{{"result", false}})));
   EXPECT_TRUE(tab.modal.has_value());
   EXPECT_EQ(tab.auto_dismissed_dialogs, 1);
 }
@@ -79,7 +80,7 @@ TEST(TabEvents, ADialogMessageIsMadeWellFormedAndCut) {
   // Bytes no UTF-8 text has (nlohmann keeps them in a string as they are), then a long tail of "é".
   std::string message = "bad \xff\xfe end ";
   for (int i = 0; i < 1000; ++i) message += "\xc3\xa9";
-  ASSERT_TRUE(tab.apply(event("Page.javascriptDialogOpening", dialog("alert", message))));
+  ASSERT_TRUE(tab.apply(tab_event("Page.javascriptDialogOpening", dialog("alert", message))));
   ASSERT_TRUE(tab.modal.has_value());
   EXPECT_LE(tab.modal->message.size(), kMaxDialogMessageBytes);
   EXPECT_TRUE(utf8_valid(tab.modal->message));
@@ -91,30 +92,30 @@ TEST(TabEvents, ADialogMessageIsMadeWellFormedAndCut) {
 TEST(TabEvents, AFileChooserSetsTheModalStateWithItsInputAndMode) {
   TabState tab = tab_at("http://127.0.0.1:1/f.html");
   json chooser = {{"frameId", "T"}, {"mode", "selectMultiple"}, {"backendNodeId", 42}};
-  ASSERT_TRUE(tab.apply(event("Page.fileChooserOpened", chooser)));
+  ASSERT_TRUE(tab.apply(tab_event("Page.fileChooserOpened", chooser)));
   ASSERT_TRUE(tab.modal.has_value());
   EXPECT_EQ(tab.modal->kind, ModalState::Kind::kFileChooser);
   EXPECT_EQ(tab.modal->backend_node_id, 42);
   EXPECT_TRUE(tab.modal->multiple);
   EXPECT_EQ(tab.modal->url, "http://127.0.0.1:1/f.html");
   // A dialog's close event does not end a chooser.
-  EXPECT_FALSE(tab.apply(event("Page.javascriptDialogClosed", json{{"result", true}})));
+  EXPECT_FALSE(tab.apply(tab_event("Page.javascriptDialogClosed", json{{"result", true}})));
   EXPECT_TRUE(tab.modal.has_value());
 }
 
 TEST(TabEvents, AMainFrameCommitClearsTheModalStateAndCountsTheNavigationASubframeCommitDoesNot) {
   TabState tab = tab_at("about:blank");
-  ASSERT_TRUE(tab.apply(event("Page.javascriptDialogOpening", dialog("beforeunload", ""))));
+  ASSERT_TRUE(tab.apply(tab_event("Page.javascriptDialogOpening", dialog("beforeunload", ""))));
   json child = {{"frame", {{"id", "C"}, {"parentId", "T"}, {"loaderId", "L9"}, {"url", "http://b/"}}}};
-  ASSERT_TRUE(tab.apply(event("Page.frameNavigated", child)));
+  ASSERT_TRUE(tab.apply(tab_event("Page.frameNavigated", child)));
   EXPECT_TRUE(tab.modal.has_value());
   EXPECT_EQ(tab.navigations, 0);
-  ASSERT_TRUE(tab.apply(event("Page.frameNavigated", main_commit("L2", "http://a/next"))));
+  ASSERT_TRUE(tab.apply(tab_event("Page.frameNavigated", main_commit("L2", "http://a/next"))));
   EXPECT_FALSE(tab.modal.has_value());
   EXPECT_EQ(tab.navigations, 1);
   EXPECT_EQ(tab.url, "http://a/next");
-  ASSERT_TRUE(
-      tab.apply(event("Page.navigatedWithinDocument", json{{"frameId", "T"}, {"url", "http://a/next#x"}})));
+  ASSERT_TRUE(tab.apply(
+      tab_event("Page.navigatedWithinDocument", json{{"frameId", "T"}, {"url", "http://a/next#x"}})));
   EXPECT_EQ(tab.url, "http://a/next#x");
 }
 
@@ -126,15 +127,15 @@ TEST(TabEvents, ConsoleCallsAndExceptionsAreLoggedWithTheirLevels) {
                                      {{"type", "object"}, {"description", "Object"}}})},
                {"executionContextId", 1},
                {"stackTrace", {{"callFrames", json::array({{{"url", "http://a/app.js"}}})}}}};
-  ASSERT_TRUE(tab.apply(event("Runtime.consoleAPICalled", call)));
+  ASSERT_TRUE(tab.apply(tab_event("Runtime.consoleAPICalled", call)));
   json error_call = {{"type", "error"}, {"args", json::array({{{"type", "string"}, {"value", "x failed"}}})}};
-  ASSERT_TRUE(tab.apply(event("Runtime.consoleAPICalled", error_call)));
+  ASSERT_TRUE(tab.apply(tab_event("Runtime.consoleAPICalled", error_call)));
   json thrown = {{"timestamp", 1},
                  {"exceptionDetails",
                   {{"text", "Uncaught"},
                    {"url", "http://a/app.js"},
                    {"exception", {{"type", "object"}, {"description", "TypeError: x is undefined"}}}}}};
-  ASSERT_TRUE(tab.apply(event("Runtime.exceptionThrown", thrown)));
+  ASSERT_TRUE(tab.apply(tab_event("Runtime.exceptionThrown", thrown)));
   ASSERT_EQ(tab.console.size(), 3u);
   EXPECT_EQ(tab.console[0].level, "warning");
   EXPECT_EQ(tab.console[0].text, "low disk 3 Object");
@@ -150,7 +151,7 @@ TEST(TabEvents, TheConsoleKeepsTheLast500EntriesAndCountsAll) {
   TabState tab = tab_at("http://a/");
   for (int i = 1; i <= 520; ++i) {
     json call = {{"type", "log"}, {"args", json::array({{{"type", "number"}, {"value", i}}})}};
-    ASSERT_TRUE(tab.apply(event("Runtime.consoleAPICalled", call)));
+    ASSERT_TRUE(tab.apply(tab_event("Runtime.consoleAPICalled", call)));
   }
   ASSERT_EQ(tab.console.size(), kMaxConsoleEntries);
   EXPECT_EQ(tab.console.front().seq, 21);
@@ -169,21 +170,22 @@ json request(std::string id, std::string type, std::string url) {
 
 TEST(TabEvents, TheNetworkLogKeepsDocumentsXhrFetchAndFailuresOfAnyType) {
   TabState tab = tab_at("http://a/");
-  ASSERT_TRUE(tab.apply(event("Network.requestWillBeSent", request("R1", "Document", "http://a/p"))));
+  ASSERT_TRUE(tab.apply(tab_event("Network.requestWillBeSent", request("R1", "Document", "http://a/p"))));
   ASSERT_TRUE(tab.apply(
-      event("Network.responseReceived", json{{"requestId", "R1"},
-                                             {"loaderId", "L5"},
-                                             {"type", "Document"},
-                                             {"frameId", "T"},
-                                             {"response", {{"status", 404}, {"url", "http://a/p"}}}})));
-  ASSERT_TRUE(tab.apply(event("Network.loadingFinished", json{{"requestId", "R1"}})));
-  EXPECT_FALSE(tab.apply(event("Network.requestWillBeSent", request("R2", "Image", "http://a/ok.png"))));
-  EXPECT_FALSE(tab.apply(event("Network.loadingFinished", json{{"requestId", "R2"}})));
-  EXPECT_FALSE(tab.apply(event("Network.requestWillBeSent", request("R3", "Image", "http://a/gone.png"))));
+      tab_event("Network.responseReceived", json{{"requestId", "R1"},
+                                                 {"loaderId", "L5"},
+                                                 {"type", "Document"},
+                                                 {"frameId", "T"},
+                                                 {"response", {{"status", 404}, {"url", "http://a/p"}}}})));
+  ASSERT_TRUE(tab.apply(tab_event("Network.loadingFinished", json{{"requestId", "R1"}})));
+  EXPECT_FALSE(tab.apply(tab_event("Network.requestWillBeSent", request("R2", "Image", "http://a/ok.png"))));
+  EXPECT_FALSE(tab.apply(tab_event("Network.loadingFinished", json{{"requestId", "R2"}})));
+  EXPECT_FALSE(
+      tab.apply(tab_event("Network.requestWillBeSent", request("R3", "Image", "http://a/gone.png"))));
   ASSERT_TRUE(tab.apply(
-      event("Network.loadingFailed",
-            json{{"requestId", "R3"}, {"type", "Image"}, {"errorText", "net::ERR_CONNECTION_REFUSED"}})));
-  ASSERT_TRUE(tab.apply(event("Network.requestWillBeSent", request("R4", "Fetch", "http://a/api"))));
+      tab_event("Network.loadingFailed",
+                json{{"requestId", "R3"}, {"type", "Image"}, {"errorText", "net::ERR_CONNECTION_REFUSED"}})));
+  ASSERT_TRUE(tab.apply(tab_event("Network.requestWillBeSent", request("R4", "Fetch", "http://a/api"))));
   ASSERT_EQ(tab.network.size(), 3u);
   EXPECT_EQ(tab.network[0].url, "http://a/p");
   EXPECT_EQ(tab.network[0].status, 404);
@@ -196,34 +198,35 @@ TEST(TabEvents, TheNetworkLogKeepsDocumentsXhrFetchAndFailuresOfAnyType) {
   EXPECT_FALSE(tab.network[2].finished);
   EXPECT_EQ(tab.network_seq, 3);
   // A commit of the document that answered keeps its status; one without a response (about:blank) clears it.
-  ASSERT_TRUE(tab.apply(event("Page.frameNavigated", main_commit("L5", "http://a/p"))));
+  ASSERT_TRUE(tab.apply(tab_event("Page.frameNavigated", main_commit("L5", "http://a/p"))));
   EXPECT_EQ(tab.http_status, 404);
-  ASSERT_TRUE(tab.apply(event("Page.frameNavigated", main_commit("L6", "about:blank"))));
+  ASSERT_TRUE(tab.apply(tab_event("Page.frameNavigated", main_commit("L6", "about:blank"))));
   EXPECT_EQ(tab.http_status, 0);
 }
 
 TEST(TabEvents, ARedirectEndsItsHopWithTheRedirectStatus) {
   TabState tab = tab_at("http://a/");
-  ASSERT_TRUE(tab.apply(event("Network.requestWillBeSent", request("R1", "Document", "http://a/redirect"))));
+  ASSERT_TRUE(
+      tab.apply(tab_event("Network.requestWillBeSent", request("R1", "Document", "http://a/redirect"))));
   json hop = request("R1", "Document", "http://b/");
   hop["redirectResponse"] = {{"status", 302}, {"url", "http://a/redirect"}};
-  ASSERT_TRUE(tab.apply(event("Network.requestWillBeSent", hop)));
+  ASSERT_TRUE(tab.apply(tab_event("Network.requestWillBeSent", hop)));
   ASSERT_EQ(tab.network.size(), 2u);
   EXPECT_EQ(tab.network[0].status, 302);
   EXPECT_TRUE(tab.network[0].finished);
   EXPECT_EQ(tab.network[1].url, "http://b/");
-  ASSERT_TRUE(
-      tab.apply(event("Network.loadingFailed", json{{"requestId", "R1"}, {"errorText", "net::ERR_FAILED"}})));
+  ASSERT_TRUE(tab.apply(
+      tab_event("Network.loadingFailed", json{{"requestId", "R1"}, {"errorText", "net::ERR_FAILED"}})));
   EXPECT_EQ(tab.network[1].failure, "net::ERR_FAILED");
   EXPECT_EQ(tab.network[0].failure, "");
 }
 
 TEST(TabEvents, AGuardRefusalMarksItsRequestAndIsListed) {
   TabState tab = tab_at("http://a/");
-  ASSERT_TRUE(tab.apply(event("Network.requestWillBeSent", request("R1", "Document", "http://evil/"))));
+  ASSERT_TRUE(tab.apply(tab_event("Network.requestWillBeSent", request("R1", "Document", "http://evil/"))));
   tab.record_blocked("http://evil/", "no host permission", "T", "R1");
-  ASSERT_TRUE(tab.apply(event("Network.loadingFailed",
-                              json{{"requestId", "R1"}, {"errorText", "net::ERR_BLOCKED_BY_CLIENT"}})));
+  ASSERT_TRUE(tab.apply(tab_event("Network.loadingFailed",
+                                  json{{"requestId", "R1"}, {"errorText", "net::ERR_BLOCKED_BY_CLIENT"}})));
   ASSERT_EQ(tab.network.size(), 1u);
   EXPECT_EQ(tab.network[0].failure, "blocked by keel: no host permission");
   ASSERT_EQ(tab.blocked.size(), 1u);
@@ -250,12 +253,12 @@ TEST(TabEvents, TargetInfoGivesTitleAndUrlOfThisTabOnly) {
 TEST(TabEvents, DownloadsAreRecordedAndFollowTheirProgress) {
   TabState tab = tab_at("http://a/");
   json begin = {{"frameId", "T"}, {"guid", "G1"}, {"url", "http://a/r.csv"}, {"suggestedFilename", "r.csv"}};
-  ASSERT_TRUE(tab.apply_download(event("Browser.downloadWillBegin", begin, "")));
-  EXPECT_FALSE(tab.apply_download(event(
+  ASSERT_TRUE(tab.apply_download(tab_event("Browser.downloadWillBegin", begin, "")));
+  EXPECT_FALSE(tab.apply_download(tab_event(
       "Browser.downloadProgress", json{{"guid", "G2"}, {"state", "completed"}, {"receivedBytes", 1}}, "")));
-  ASSERT_TRUE(tab.apply_download(
-      event("Browser.downloadProgress",
-            json{{"guid", "G1"}, {"state", "completed"}, {"receivedBytes", 12.0}, {"totalBytes", 12}}, "")));
+  ASSERT_TRUE(tab.apply_download(tab_event(
+      "Browser.downloadProgress",
+      json{{"guid", "G1"}, {"state", "completed"}, {"receivedBytes", 12.0}, {"totalBytes", 12}}, "")));
   ASSERT_EQ(tab.downloads.size(), 1u);
   EXPECT_EQ(tab.downloads[0].suggested_filename, "r.csv");
   EXPECT_EQ(tab.downloads[0].state, "completed");
@@ -267,29 +270,30 @@ TEST(TabEvents, MalformedEventsChangeNothing) {
   TabState tab = tab_at("http://a/");
   const int64_t before = tab.change_seq;
   const std::vector<CdpEvent> malformed = {
-      event("Page.javascriptDialogOpening", json::array()),
-      event("Page.javascriptDialogOpening", json{{"type", 3}, {"message", "m"}}),
-      event("Page.javascriptDialogOpening", json{{"type", "popup"}, {"message", "m"}}),
-      event("Page.javascriptDialogClosed", json{{"result", true}}),
-      event("Page.fileChooserOpened", json{{"mode", 1}, {"backendNodeId", 4}}),
-      event("Page.fileChooserOpened", "text"),
-      event("Runtime.consoleAPICalled", json{{"type", "log"}, {"args", "not a list"}}),
-      event("Runtime.consoleAPICalled", json{{"args", json::array()}}),
-      event("Runtime.exceptionThrown", json{{"exceptionDetails", 5}}),
-      event("Network.requestWillBeSent", json{{"requestId", 5}, {"request", {{"url", "http://a/"}}}}),
-      event("Network.requestWillBeSent", json{{"requestId", "R"}, {"type", "Document"}, {"request", "x"}}),
-      event("Network.responseReceived", json{{"requestId", "R"}, {"response", {{"status", "200"}}}}),
-      event("Network.loadingFinished", json{{"requestId", json::object()}}),
-      event("Network.loadingFailed", json{{"errorText", "net::ERR_FAILED"}}),
-      event("Page.frameNavigated", json{{"frame", {{"id", 7}}}}),
+      tab_event("Page.javascriptDialogOpening", json::array()),
+      tab_event("Page.javascriptDialogOpening", json{{"type", 3}, {"message", "m"}}),
+      tab_event("Page.javascriptDialogOpening", json{{"type", "popup"}, {"message", "m"}}),
+      tab_event("Page.javascriptDialogClosed", json{{"result", true}}),
+      tab_event("Page.fileChooserOpened", json{{"mode", 1}, {"backendNodeId", 4}}),
+      tab_event("Page.fileChooserOpened", "text"),
+      tab_event("Runtime.consoleAPICalled", json{{"type", "log"}, {"args", "not a list"}}),
+      tab_event("Runtime.consoleAPICalled", json{{"args", json::array()}}),
+      tab_event("Runtime.exceptionThrown", json{{"exceptionDetails", 5}}),
+      tab_event("Network.requestWillBeSent", json{{"requestId", 5}, {"request", {{"url", "http://a/"}}}}),
+      tab_event("Network.requestWillBeSent",
+                json{{"requestId", "R"}, {"type", "Document"}, {"request", "x"}}),
+      tab_event("Network.responseReceived", json{{"requestId", "R"}, {"response", {{"status", "200"}}}}),
+      tab_event("Network.loadingFinished", json{{"requestId", json::object()}}),
+      tab_event("Network.loadingFailed", json{{"errorText", "net::ERR_FAILED"}}),
+      tab_event("Page.frameNavigated", json{{"frame", {{"id", 7}}}}),
   };
   for (const CdpEvent& each : malformed) {
     EXPECT_FALSE(tab.apply(each)) << each.method << " " << each.params.dump();
     EXPECT_FALSE(tab.apply_download(each));
   }
-  EXPECT_FALSE(tab.apply_download(event("Browser.downloadWillBegin", json{{"guid", 1}}, "")));
+  EXPECT_FALSE(tab.apply_download(tab_event("Browser.downloadWillBegin", json{{"guid", 1}}, "")));
   EXPECT_FALSE(
-      tab.apply_download(event("Browser.downloadProgress", json{{"guid", "G"}, {"state", "x"}}, "")));
+      tab.apply_download(tab_event("Browser.downloadProgress", json{{"guid", "G"}, {"state", "x"}}, "")));
   EXPECT_FALSE(tab.apply_target_info(json("T")));
   EXPECT_EQ(tab.change_seq, before);
   EXPECT_FALSE(tab.modal.has_value());

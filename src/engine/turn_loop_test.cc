@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "engine/engine_errors.h"
-#include "engine/event_bus.h"
 #include "engine/engine_harness.h"
+#include "engine/event_bus.h"
 #include "keel/sqlite_store.h"
 #include "store/node_body.h"
 #include "tools/builtin/builtin_tools.h"

@@ -54,13 +54,25 @@ std::string ref_of(const std::string& snapshot, const std::string& what) {
   return "";
 }
 
+// Denies one origin (the site's third listener, as localhost), allows every other.
+class DenyOne final : public OriginPolicy {
+ public:
+  explicit DenyOne(std::string denied) : denied_(std::move(denied)) {}
+  bool allows_navigation(const std::string&, const std::string& origin) const override {
+    return origin != denied_;
+  }
+
+ private:
+  std::string denied_;
+};
+
 class BrowserTools : public ::testing::Test {
  protected:
   // One runtime, one browser and one site for the suite; the first operation launches Chromium.
   static void SetUpTestSuite() {
     model_server::StaticSiteOptions options;
     options.root = KEEL_BROWSER_PAGES;
-    options.listeners = 2;
+    options.listeners = 3;  // the third is the origin the policy denies
     Result<std::unique_ptr<model_server::StaticSite>> site = model_server::StaticSite::start(options);
     if (!site) {
       started_ = fail(site.error());
@@ -68,6 +80,7 @@ class BrowserTools : public ::testing::Test {
     }
     site_ = std::move(*site);
     RuntimeOptions runtime_options;
+    runtime_options.policy = std::make_shared<DenyOne>(site_->origin(2, "localhost"));
     runtime_options.navigation_timeout = std::chrono::seconds(3);  // the never-loading page waits this long
     runtime_ = BrowserRuntime::create(runtime_options);
     registry_ = std::make_unique<ToolRegistry>();
@@ -422,6 +435,32 @@ TEST_F(BrowserTools, AnEndlessAlertLoopIsDismissedAndTheTabStaysUsable) {
   Outcome snapshot = call("browser_snapshot", json::object());
   EXPECT_TRUE(snapshot.result) << snapshot.text();
   EXPECT_TRUE(call("browser_navigate", {{"url", page("overlay.html")}}).result);
+}
+
+TEST_F(BrowserTools, ARedirectToADeniedOriginIsStoppedByTheGuard) {
+  const std::string denied = site_->origin(2, "localhost") + "/overlay.html";
+  const std::string url = site_->origin() + "/redirect?to=" + denied;
+  Outcome opened = call("browser_navigate", {{"url", url}});
+  EXPECT_EQ(opened.code(), codes::kBrowserNavigationRefused) << opened.text();
+  EXPECT_NE(opened.text().find("localhost"), std::string::npos) << opened.text();
+  Outcome tabs = call("browser_list_tabs", json::object());
+  EXPECT_EQ(tabs.text().find("overlay.html"), std::string::npos) << tabs.text();
+}
+
+TEST_F(BrowserTools, ARefOfAnotherTabIsRefusedWithTheTabItBelongsTo) {
+  Outcome snapshot = open_and_snapshot("overlay.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string buy = ref_of(snapshot.text(), "button \"Buy now\"");
+  ASSERT_TRUE(call("browser_new_tab", {{"url", page("forms.html")}}).result);
+  Outcome clicked = call("browser_click", {{"ref", buy}});
+  EXPECT_EQ(clicked.code(), codes::kBrowserWrongTab) << clicked.text();
+}
+
+TEST_F(BrowserTools, AFiftyThousandElementPageGivesABoundedSnapshot) {
+  Outcome snapshot = open_and_snapshot("huge50k.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  EXPECT_LE(snapshot.text().size(), 13'000u);
+  EXPECT_FALSE(ref_of(snapshot.text(), "").empty()) << snapshot.text().substr(0, 400);
 }
 
 }  // namespace
