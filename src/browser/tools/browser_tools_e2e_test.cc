@@ -17,42 +17,20 @@
 #include "browser/browser_runtime.h"
 #include "browser/browser_test_support.h"
 #include "browser/tools/register.h"
+#include "browser/tools/tool_test_support.h"
 #include "keel/tool_registry.h"
 #include "model_server/static_site.h"
 
 namespace keel::browser {
 namespace {
 
+using testing::call_tool;
+using testing::kCallDeadline;
+using testing::Outcome;
+using testing::ref_of;
+using testing::run_browser_op;
+
 using nlohmann::json;
-
-constexpr std::chrono::seconds kCallDeadline{60};
-
-struct Outcome {
-  Result<ToolResult> result = fail(codes::kInternal, "not run");
-  std::string text() const {
-    if (!result) return "error " + result.error().code() + ": " + result.error().message();
-    std::string all;
-    for (const ContentBlock& block : result->content) all += block.text;
-    return all;
-  }
-  std::string code() const { return result ? std::string() : result.error().code(); }
-};
-
-// The ref a snapshot gave the line that contains `what` (`button "Buy now"`), or "" when none does.
-std::string ref_of(const std::string& snapshot, const std::string& what) {
-  std::regex line("^[ -]*((?:f[0-9]+)?e[0-9]+) (.*)$");
-  size_t start = 0;
-  while (start < snapshot.size()) {
-    size_t end = snapshot.find('\n', start);
-    if (end == std::string::npos) end = snapshot.size();
-    std::string text = snapshot.substr(start, end - start);
-    std::smatch match;
-    if (std::regex_match(text, match, line) && match[2].str().find(what) != std::string::npos)
-      return match[1].str();
-    start = end + 1;
-  }
-  return "";
-}
 
 // Denies one origin (the site's third listener, as localhost), allows every other.
 class DenyOne final : public OriginPolicy {
@@ -87,15 +65,11 @@ class BrowserTools : public ::testing::Test {
     started_ = register_browser_tools(*registry_, runtime_);
     if (!started_) return;
     // Launch now, so that a Chromium that cannot start is one clear skip (or failure) per test.
-    std::promise<Result<ToolResult>> launched;
-    std::future<Result<ToolResult>> done = launched.get_future();
     BrowserOp nothing = [](std::shared_ptr<BrowserThread>,
                            CancellationToken) -> boost::asio::awaitable<Result<ToolResult>> {
       co_return ToolResult{};
     };
-    runtime_->submit("launch", CancellationToken(), std::move(nothing),
-                     [&launched](Result<ToolResult> result) { launched.set_value(std::move(result)); });
-    Result<ToolResult> result = done.get();
+    Result<ToolResult> result = run_browser_op(*runtime_, "launch", CancellationToken(), std::move(nothing));
     started_ = result ? Result<void>{} : Result<void>(fail(result.error()));
   }
   static void TearDownTestSuite() {
@@ -109,40 +83,8 @@ class BrowserTools : public ::testing::Test {
     thread_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
 
-  // Calls a tool as the engine does: validate, resolve the target for this thread, execute with it.
   Outcome call(const std::string& tool, json params, CancellationToken cancel = {}) {
-    const RegisteredTool* registered = registry_->snapshot()->find(tool);
-    EXPECT_NE(registered, nullptr) << tool;
-    Outcome outcome;
-    if (registered == nullptr) return outcome;
-    if (Result<void> valid = registered->validator->validate(params); !valid) {
-      outcome.result = fail(valid.error());
-      return outcome;
-    }
-    Result<ToolTarget> target =
-        registered->implementation->resolve_target_for(ToolScope{thread_, "call"}, params);
-    if (!target) {
-      outcome.result = fail(target.error());
-      return outcome;
-    }
-    ToolCallContext context;
-    context.tool_call_id = "call";
-    context.thread_id = thread_;
-    context.cancel = cancel;
-    context.progress = [](ToolProgress) {};
-    context.target = *target;
-    auto done = std::make_shared<std::promise<Result<ToolResult>>>();
-    std::future<Result<ToolResult>> finished = done->get_future();
-    registered->implementation->execute(context, std::move(params), [done](Result<ToolResult> result) {
-      done->set_value(std::move(result));
-    });
-    if (finished.wait_for(kCallDeadline) != std::future_status::ready) {
-      ADD_FAILURE() << tool << " did not finish within " << kCallDeadline.count() << " s";
-      outcome.result = fail(codes::kInternal, "no answer");
-      return outcome;
-    }
-    outcome.result = finished.get();
-    return outcome;
+    return call_tool(*registry_, thread_, tool, std::move(params), std::move(cancel));
   }
 
   std::string page(const std::string& path, size_t listener = 0) {
@@ -303,8 +245,6 @@ TEST_F(BrowserTools, ACrashedTabIsReopenedAtItsLastUrlByTheNextCall) {
   const std::string buy = ref_of(snapshot.text(), "button \"Buy now\"");
   const int64_t tab = runtime_->view(thread_).current_tab;
   // Crash the tab's renderer as a broken page would (Page.crash never answers).
-  std::promise<Result<ToolResult>> crashed;
-  std::future<Result<ToolResult>> sent = crashed.get_future();
   BrowserOp crash = [tab](std::shared_ptr<BrowserThread> thread,
                           CancellationToken) -> boost::asio::awaitable<Result<ToolResult>> {
     const TabState* state = thread->connection()->tab(tab);
@@ -312,9 +252,7 @@ TEST_F(BrowserTools, ACrashedTabIsReopenedAtItsLastUrlByTheNextCall) {
     thread->connection()->client().notify("Page.crash", json::object(), state->session_id);
     co_return ToolResult{};
   };
-  runtime_->submit(thread_, CancellationToken(), std::move(crash),
-                   [&crashed](Result<ToolResult> result) { crashed.set_value(std::move(result)); });
-  ASSERT_TRUE(sent.get());
+  ASSERT_TRUE(run_browser_op(*runtime_, thread_, CancellationToken(), std::move(crash)));
   const auto deadline = std::chrono::steady_clock::now() + kCallDeadline;
   while (!runtime_->view(thread_).tabs[tab].crashed && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::yield();

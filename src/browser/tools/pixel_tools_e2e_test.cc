@@ -20,50 +20,21 @@
 #include "browser/browser_runtime.h"
 #include "browser/browser_test_support.h"
 #include "browser/tools/register.h"
+#include "browser/tools/tool_test_support.h"
 #include "keel/tool_registry.h"
 #include "model_server/static_site.h"
 
 namespace keel::browser {
 namespace {
 
+using testing::call_tool;
+using testing::kCallDeadline;
+using testing::Outcome;
+using testing::ref_of;
+using testing::run_browser_op;
+
 namespace asio = boost::asio;
 using nlohmann::json;
-
-constexpr std::chrono::seconds kCallDeadline{60};
-
-struct Outcome {
-  Result<ToolResult> result = fail(codes::kInternal, "not run");
-  std::string text() const {
-    if (!result) return "error " + result.error().code() + ": " + result.error().message();
-    std::string all;
-    for (const ContentBlock& block : result->content) all += block.text;
-    return all;
-  }
-  std::string code() const { return result ? std::string() : result.error().code(); }
-  const ContentBlock* image() const {
-    if (!result) return nullptr;
-    for (const ContentBlock& block : result->content) {
-      if (block.kind == ContentBlock::Kind::kImage) return &block;
-    }
-    return nullptr;
-  }
-};
-
-// The ref a snapshot gave the line that contains `what` (`button "Press me"`), or "" when none does.
-std::string ref_of(const std::string& snapshot, const std::string& what) {
-  std::regex line("^[ -]*((?:f[0-9]+)?e[0-9]+) (.*)$");
-  size_t start = 0;
-  while (start < snapshot.size()) {
-    size_t end = snapshot.find('\n', start);
-    if (end == std::string::npos) end = snapshot.size();
-    std::string text = snapshot.substr(start, end - start);
-    std::smatch match;
-    if (std::regex_match(text, match, line) && match[2].str().find(what) != std::string::npos)
-      return match[1].str();
-    start = end + 1;
-  }
-  return "";
-}
 
 // The first bytes of a base64 text, decoded (enough for a file's magic number).
 std::string decode_prefix(const std::string& base64, size_t bytes) {
@@ -116,9 +87,6 @@ class BrowserPixels : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     registry_.reset();
-    // The runtime's own thread may still hold it for a moment after the last `done` (run_op's frame): the
-    // last reference must be dropped here, not there (its destructor joins that thread).
-    while (runtime_ && runtime_.use_count() > 1) std::this_thread::yield();
     runtime_.reset();
     site_.reset();
   }
@@ -128,53 +96,12 @@ class BrowserPixels : public ::testing::Test {
     thread_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
 
-  // Runs an op on the browser's thread for `thread_id` and waits for its result.
   static Result<ToolResult> run_op(const std::string& thread_id, CancellationToken cancel, BrowserOp op) {
-    auto done = std::make_shared<std::promise<Result<ToolResult>>>();
-    std::future<Result<ToolResult>> finished = done->get_future();
-    runtime_->submit(thread_id, std::move(cancel), std::move(op),
-                     [done](Result<ToolResult> result) { done->set_value(std::move(result)); });
-    if (finished.wait_for(kCallDeadline) != std::future_status::ready) {
-      ADD_FAILURE() << "the op did not finish within " << kCallDeadline.count() << " s";
-      return fail(codes::kInternal, "no answer");
-    }
-    return finished.get();
+    return run_browser_op(*runtime_, thread_id, std::move(cancel), std::move(op));
   }
 
-  // Calls a tool as the engine does: validate, resolve the target for this thread, execute with it.
   Outcome call(const std::string& tool, json params, CancellationToken cancel = {}) {
-    const RegisteredTool* registered = registry_->snapshot()->find(tool);
-    EXPECT_NE(registered, nullptr) << tool;
-    Outcome outcome;
-    if (registered == nullptr) return outcome;
-    if (Result<void> valid = registered->validator->validate(params); !valid) {
-      outcome.result = fail(valid.error());
-      return outcome;
-    }
-    Result<ToolTarget> target =
-        registered->implementation->resolve_target_for(ToolScope{thread_, "call"}, params);
-    if (!target) {
-      outcome.result = fail(target.error());
-      return outcome;
-    }
-    ToolCallContext context;
-    context.tool_call_id = "call";
-    context.thread_id = thread_;
-    context.cancel = cancel;
-    context.progress = [](ToolProgress) {};
-    context.target = *target;
-    auto done = std::make_shared<std::promise<Result<ToolResult>>>();
-    std::future<Result<ToolResult>> finished = done->get_future();
-    registered->implementation->execute(context, std::move(params), [done](Result<ToolResult> result) {
-      done->set_value(std::move(result));
-    });
-    if (finished.wait_for(kCallDeadline) != std::future_status::ready) {
-      ADD_FAILURE() << tool << " did not finish within " << kCallDeadline.count() << " s";
-      outcome.result = fail(codes::kInternal, "no answer");
-      return outcome;
-    }
-    outcome.result = finished.get();
-    return outcome;
+    return call_tool(*registry_, thread_, tool, std::move(params), std::move(cancel));
   }
 
   std::string page(const std::string& path, size_t listener = 0) {

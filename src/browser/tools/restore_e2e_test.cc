@@ -24,6 +24,7 @@
 #include "browser/browser_state_file.h"
 #include "browser/browser_test_support.h"
 #include "browser/tools/register.h"
+#include "browser/tools/tool_test_support.h"
 #include "keel/tool_registry.h"
 #include "model_server/static_site.h"
 #include "testing/temp_dir.h"
@@ -31,38 +32,16 @@
 namespace keel::browser {
 namespace {
 
+using testing::call_tool;
+using testing::kCallDeadline;
+using testing::Outcome;
+using testing::ref_of;
+using testing::run_browser_op;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr std::chrono::seconds kCallDeadline{60};
 constexpr std::chrono::seconds kFileDeadline{20};
-
-struct Outcome {
-  Result<ToolResult> result = fail(codes::kInternal, "not run");
-  std::string text() const {
-    if (!result) return "error " + result.error().code() + ": " + result.error().message();
-    std::string all;
-    for (const ContentBlock& block : result->content) all += block.text;
-    return all;
-  }
-  std::string code() const { return result ? std::string() : result.error().code(); }
-};
-
-// The ref a snapshot gave the line that contains `what` (`button "Buy now"`), or "" when none does.
-std::string ref_of(const std::string& snapshot, const std::string& what) {
-  std::regex line("^[ -]*((?:f[0-9]+)?e[0-9]+) (.*)$");
-  size_t start = 0;
-  while (start < snapshot.size()) {
-    size_t end = snapshot.find('\n', start);
-    if (end == std::string::npos) end = snapshot.size();
-    std::string text = snapshot.substr(start, end - start);
-    std::smatch match;
-    if (std::regex_match(text, match, line) && match[2].str().find(what) != std::string::npos)
-      return match[1].str();
-    start = end + 1;
-  }
-  return "";
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -109,15 +88,12 @@ class BrowserRestore : public ::testing::Test {
     site_ = std::move(*site);
     // Whether Chromium starts at all: one clear skip (or failure) per test when it cannot.
     Keel probe = start(RuntimeOptions{});
-    std::promise<Result<ToolResult>> launched;
-    std::future<Result<ToolResult>> done = launched.get_future();
     BrowserOp nothing = [](std::shared_ptr<BrowserThread>,
                            CancellationToken) -> boost::asio::awaitable<Result<ToolResult>> {
       co_return ToolResult{};
     };
-    probe.runtime->submit("launch", CancellationToken(), std::move(nothing),
-                          [&launched](Result<ToolResult> result) { launched.set_value(std::move(result)); });
-    Result<ToolResult> result = done.get();
+    Result<ToolResult> result =
+        run_browser_op(*probe.runtime, "launch", CancellationToken(), std::move(nothing));
     started_ = result ? Result<void>{} : Result<void>(fail(result.error()));
   }
   static void TearDownTestSuite() { site_.reset(); }
@@ -144,39 +120,8 @@ class BrowserRestore : public ::testing::Test {
     return options;
   }
 
-  // Calls a tool as the engine does: validate, resolve the target for this thread, execute with it.
   Outcome call(Keel& keel, const std::string& tool, json params) {
-    const RegisteredTool* registered = keel.registry->snapshot()->find(tool);
-    EXPECT_NE(registered, nullptr) << tool;
-    Outcome outcome;
-    if (registered == nullptr) return outcome;
-    if (Result<void> valid = registered->validator->validate(params); !valid) {
-      outcome.result = fail(valid.error());
-      return outcome;
-    }
-    Result<ToolTarget> target =
-        registered->implementation->resolve_target_for(ToolScope{thread_, "call"}, params);
-    if (!target) {
-      outcome.result = fail(target.error());
-      return outcome;
-    }
-    ToolCallContext context;
-    context.tool_call_id = "call";
-    context.thread_id = thread_;
-    context.progress = [](ToolProgress) {};
-    context.target = *target;
-    auto done = std::make_shared<std::promise<Result<ToolResult>>>();
-    std::future<Result<ToolResult>> finished = done->get_future();
-    registered->implementation->execute(context, std::move(params), [done](Result<ToolResult> result) {
-      done->set_value(std::move(result));
-    });
-    if (finished.wait_for(kCallDeadline) != std::future_status::ready) {
-      ADD_FAILURE() << tool << " did not finish within " << kCallDeadline.count() << " s";
-      outcome.result = fail(codes::kInternal, "no answer");
-      return outcome;
-    }
-    outcome.result = finished.get();
-    return outcome;
+    return call_tool(*keel.registry, thread_, tool, std::move(params));
   }
 
   std::string page(const std::string& path) const { return site_->origin(0) + "/" + path; }
