@@ -180,12 +180,9 @@ int demo_command(const CommandContext& context, const DemoOptions& options) {
   // Declared before the host, so it outlives the engine's last request.
   std::unique_ptr<model_server::ModelServer> server;
   if (scripted) {
-    model_server::ServerOptions server_options;
-    server_options.script = std::move(*script);
-    auto started = model_server::ModelServer::start(std::move(server_options));
+    auto started = serve_scripted_model(config, std::move(*script));
     if (!started) return setup_failure(context, started.error());
     server = std::move(*started);
-    add_scripted_model(config, server->base_url());
   }
   auto host = EngineHost::open(HostOptions{
       .config = config, .model_name = options.model, .workspace = workspace, .purpose = "keel demo"});

@@ -140,12 +140,9 @@ int demo_browser_command(const CommandContext& context, const DemoOptions& optio
   config.browser.enabled = true;
   std::unique_ptr<model_server::ModelServer> server;
   if (scripted) {
-    model_server::ServerOptions server_options;
-    server_options.script = std::move(*script);
-    auto started = model_server::ModelServer::start(std::move(server_options));
+    auto started = serve_scripted_model(config, std::move(*script));
     if (!started) return setup_failure(context, started.error());
     server = std::move(*started);
-    add_scripted_model(config, server->base_url());
   }
   // No workspace: the task is on the web; no file tool is offered.
   auto host = EngineHost::open(HostOptions{

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <utility>
 
 #include "config/environment.h"
 
@@ -59,6 +60,16 @@ void add_scripted_model(config::Config& config, const std::string& server_url) {
   config.default_model = kScriptedModelName;
   config.task_model.clear();    // no title request: the script answers the task only
   config.token_budget.reset();  // the script's usage figures are for show; a budget must not pause it
+}
+
+Result<std::unique_ptr<model_server::ModelServer>> serve_scripted_model(config::Config& config,
+                                                                        model_server::Script script) {
+  model_server::ServerOptions server_options;
+  server_options.script = std::move(script);
+  auto started = model_server::ModelServer::start(std::move(server_options));
+  if (!started) return fail(started.error());
+  add_scripted_model(config, (*started)->base_url());
+  return std::move(*started);
 }
 
 json DemoDecider::decide_approval(const json& request) {

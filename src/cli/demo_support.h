@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "cli/turn_follower.h"
 #include "config/config.h"
 #include "keel/error.h"
+#include "model_server/model_server.h"
 
 namespace keel::cli {
 
@@ -28,6 +30,11 @@ config::Config demo_config(const config::Config& base, const std::filesystem::pa
 
 // Binds the scripted model server at `server_url` as the default model (no task model, no token budget).
 void add_scripted_model(config::Config& config, const std::string& server_url);
+
+// Starts a scripted model server replaying `script` on 127.0.0.1 and binds it (add_scripted_model). Keep the
+// server alive until the engine that uses it is gone.
+Result<std::unique_ptr<model_server::ModelServer>> serve_scripted_model(config::Config& config,
+                                                                        model_server::Script script);
 
 // The person's side: approves every request, saying so on `out`, and answers questions with "Use your
 // judgement."
