@@ -142,9 +142,7 @@ asio::awaitable<Result<ToolResult>> list_tabs(std::shared_ptr<BrowserThread> thr
 asio::awaitable<Result<ToolResult>> console(std::shared_ptr<BrowserThread> thread, json params,
                                             ToolTarget decided, CancellationToken cancel) {
   (void)cancel;
-  TabChecks checks;
-  checks.modal_blocks = false;
-  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  Result<int64_t> tab = live_tab(*thread, params, decided, TabChecks{.modal_blocks = false});
   if (!tab) co_return fail(tab.error());
   const std::string level = string_arg(params, "level");
   const int64_t since = int_arg(params, "since").value_or(0);
@@ -169,9 +167,7 @@ asio::awaitable<Result<ToolResult>> console(std::shared_ptr<BrowserThread> threa
 asio::awaitable<Result<ToolResult>> network(std::shared_ptr<BrowserThread> thread, json params,
                                             ToolTarget decided, CancellationToken cancel) {
   (void)cancel;
-  TabChecks checks;
-  checks.modal_blocks = false;
-  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  Result<int64_t> tab = live_tab(*thread, params, decided, TabChecks{.modal_blocks = false});
   if (!tab) co_return fail(tab.error());
   const bool failed_only = bool_arg(params, "failed_only", false);
   const std::string filter = string_arg(params, "filter");

@@ -17,6 +17,29 @@ namespace asio = boost::asio;
 using nlohmann::json;
 
 constexpr size_t kMaxUploadFiles = 20;
+constexpr std::string_view kChooseFirst =
+    ": click the page's file button first (browser_click), then call browser_upload_file";
+
+// The call's live tab and a copy of the modal of `kind` open on it (a modal does not block these tools: they
+// answer it); browser.no_modal when none of that kind is open, saying what to do: `if_none` when no modal is
+// open, `if_other` when one of the other kind is.
+struct TabWithModal {
+  int64_t tab = 0;
+  ModalState modal;
+};
+Result<TabWithModal> tab_with_modal(BrowserThread& thread, const json& params, const ToolTarget& decided,
+                                    ModalState::Kind kind, std::string_view missing, std::string_view if_none,
+                                    std::string_view if_other) {
+  Result<int64_t> tab = live_tab(thread, params, decided, TabChecks{.modal_blocks = false});
+  if (!tab) return fail(tab.error());
+  const TabState* state = thread.connection()->tab(*tab);
+  if (!state->modal || state->modal->kind != kind) {
+    return fail(codes::kBrowserNoModal, "no " + std::string(missing) + " is open on tab " +
+                                            std::to_string(*tab) +
+                                            std::string(state->modal ? if_other : if_none));
+  }
+  return TabWithModal{*tab, *state->modal};
+}
 
 }  // namespace
 
@@ -55,9 +78,7 @@ asio::awaitable<Result<ToolResult>> new_tab(std::shared_ptr<BrowserThread> threa
 asio::awaitable<Result<ToolResult>> switch_tab(std::shared_ptr<BrowserThread> thread, json params,
                                                ToolTarget decided, CancellationToken cancel) {
   (void)cancel;
-  TabChecks checks;
-  checks.modal_blocks = false;
-  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  Result<int64_t> tab = live_tab(*thread, params, decided, TabChecks{.modal_blocks = false});
   if (!tab) co_return fail(tab.error());
   std::shared_ptr<BrowserConnection> connection = thread->connection();
   const TabState* state = connection->tab(*tab);
@@ -83,9 +104,8 @@ asio::awaitable<Result<ToolResult>> switch_tab(std::shared_ptr<BrowserThread> th
 asio::awaitable<Result<ToolResult>> close_tab(std::shared_ptr<BrowserThread> thread, json params,
                                               ToolTarget decided, CancellationToken cancel) {
   (void)cancel;
-  TabChecks checks;
-  checks.modal_blocks = false;  // closing dismisses what is open
-  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
+  // Closing dismisses what is open.
+  Result<int64_t> tab = live_tab(*thread, params, decided, TabChecks{.modal_blocks = false});
   if (!tab) co_return fail(tab.error());
   std::shared_ptr<BrowserConnection> connection = thread->connection();
   Result<void> closed = co_await connection->close_tab(*tab, thread->runtime().options().command_timeout);
@@ -101,22 +121,16 @@ asio::awaitable<Result<ToolResult>> close_tab(std::shared_ptr<BrowserThread> thr
 
 asio::awaitable<Result<ToolResult>> handle_dialog(std::shared_ptr<BrowserThread> thread, json params,
                                                   ToolTarget decided, CancellationToken cancel) {
-  TabChecks checks;
-  checks.modal_blocks = false;
-  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
-  if (!tab) co_return fail(tab.error());
+  Result<TabWithModal> open = tab_with_modal(*thread, params, decided, ModalState::Kind::kDialog, "dialog",
+                                             "", " (a file chooser is: browser_upload_file answers it)");
+  if (!open) co_return fail(open.error());
+  const int64_t tab = open->tab;
+  const ModalState modal = open->modal;
   std::shared_ptr<BrowserConnection> connection = thread->connection();
-  const TabState* state = connection->tab(*tab);
-  if (!state->modal || state->modal->kind != ModalState::Kind::kDialog) {
-    co_return fail(codes::kBrowserNoModal,
-                   "no dialog is open on tab " + std::to_string(*tab) +
-                       (state->modal ? " (a file chooser is: browser_upload_file answers it)" : ""));
-  }
-  const ModalState modal = *state->modal;
   const bool accept = bool_arg(params, "accept", true);
   std::string prompt_text = modal.dialog_type == "prompt" ? string_arg(params, "prompt_text") : std::string();
-  ActionObserver observer(thread, *tab);
-  Result<void> answered = co_await connection->handle_dialog(*tab, accept, std::move(prompt_text),
+  ActionObserver observer(thread, tab);
+  Result<void> answered = co_await connection->handle_dialog(tab, accept, std::move(prompt_text),
                                                              thread->runtime().options().command_timeout);
   if (!answered) co_return fail(answered.error());
   co_await observer.settle(cancel);
@@ -131,18 +145,12 @@ asio::awaitable<Result<ToolResult>> handle_dialog(std::shared_ptr<BrowserThread>
 
 asio::awaitable<Result<ToolResult>> upload_file(std::shared_ptr<BrowserThread> thread, json params,
                                                 ToolTarget decided, CancellationToken cancel) {
-  TabChecks checks;
-  checks.modal_blocks = false;
-  Result<int64_t> tab = live_tab(*thread, params, decided, checks);
-  if (!tab) co_return fail(tab.error());
+  Result<TabWithModal> open = tab_with_modal(*thread, params, decided, ModalState::Kind::kFileChooser,
+                                             "file chooser", kChooseFirst, kChooseFirst);
+  if (!open) co_return fail(open.error());
+  const int64_t tab = open->tab;
+  const ModalState modal = open->modal;
   std::shared_ptr<BrowserConnection> connection = thread->connection();
-  const TabState* state = connection->tab(*tab);
-  if (!state->modal || state->modal->kind != ModalState::Kind::kFileChooser) {
-    co_return fail(codes::kBrowserNoModal, "no file chooser is open on tab " + std::to_string(*tab) +
-                                               ": click the page's file button first (browser_click), then "
-                                               "call browser_upload_file");
-  }
-  const ModalState modal = *state->modal;
   const json paths = params.value("paths", json::array());
   std::vector<std::string> files;
   std::string names;
@@ -172,9 +180,9 @@ asio::awaitable<Result<ToolResult>> upload_file(std::shared_ptr<BrowserThread> t
     co_return fail(codes::kBrowserNotActionable,
                    "the file chooser takes one file, not " + std::to_string(files.size()));
   }
-  ActionObserver observer(thread, *tab);
+  ActionObserver observer(thread, tab);
   Result<void> chosen =
-      co_await connection->set_chooser_files(*tab, files, thread->runtime().options().command_timeout);
+      co_await connection->set_chooser_files(tab, files, thread->runtime().options().command_timeout);
   if (!chosen) co_return fail(chosen.error());
   co_await observer.settle(cancel);
   std::string done =
