@@ -16,6 +16,7 @@ PACKAGES=(
   clang-format-16 clang-tidy-16  # scripts/check_format.sh, scripts/clang_tidy.sh (the versions CI pins)
   clang-16 libclang-rt-16-dev  # scripts/fuzz.sh: libFuzzer, and a clang that compiles <expected>
   chromium  # the browser tools' tests drive a real headless Chromium (docs/browser.md)
+  xvfb  # an X server for the headed-browser test (src/browser/headed_e2e_test.cc)
 )
 
 # The network steps are retried: a registry that stumbles once should not fail a whole CI run, and each step

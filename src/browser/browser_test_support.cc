@@ -36,16 +36,20 @@ asio::awaitable<bool> TestBrowser::stop(TestBrowser* browser) {
 }
 
 Result<std::unique_ptr<TestBrowser>> TestBrowser::launch(std::vector<std::string> extra_args) {
+  LaunchSpec spec;
+  spec.extra_args = std::move(extra_args);
+  return launch_with(std::move(spec));
+}
+
+Result<std::unique_ptr<TestBrowser>> TestBrowser::launch_with(LaunchSpec spec) {
   std::unique_ptr<TestBrowser> browser(new TestBrowser());
-  Result<json> version = browser->run(start(browser.get(), std::move(extra_args)));
+  Result<json> version = browser->run(start(browser.get(), std::move(spec)));
   if (!version) return fail(version.error());
   browser->version_ = std::move(*version);
   return browser;
 }
 
-asio::awaitable<Result<json>> TestBrowser::start(TestBrowser* browser, std::vector<std::string> extra_args) {
-  LaunchSpec spec;
-  spec.extra_args = std::move(extra_args);
+asio::awaitable<Result<json>> TestBrowser::start(TestBrowser* browser, LaunchSpec spec) {
   if (const char* executable = std::getenv("KEEL_CHROMIUM"); executable != nullptr && *executable != '\0') {
     spec.executable = executable;
   }

@@ -37,6 +37,8 @@ class TestBrowser {
   // Starts Chromium (with `extra_args` added to keel's) and waits (up to 20 s) for its first reply,
   // Browser.getVersion.
   static Result<std::unique_ptr<TestBrowser>> launch(std::vector<std::string> extra_args = {});
+  // The same with a whole launch spec (headed, window size, ...); KEEL_CHROMIUM still names the executable.
+  static Result<std::unique_ptr<TestBrowser>> launch_with(LaunchSpec spec);
   ~TestBrowser();
   TestBrowser(const TestBrowser&) = delete;
   TestBrowser& operator=(const TestBrowser&) = delete;
@@ -58,8 +60,7 @@ class TestBrowser {
 
  private:
   TestBrowser();
-  static boost::asio::awaitable<Result<nlohmann::json>> start(TestBrowser* browser,
-                                                              std::vector<std::string> extra_args);
+  static boost::asio::awaitable<Result<nlohmann::json>> start(TestBrowser* browser, LaunchSpec spec);
   static boost::asio::awaitable<bool> stop(TestBrowser* browser);
 
   boost::asio::io_context io_;

@@ -339,10 +339,15 @@ TEST_F(BrowserTools, ADialogOpenedByAClickBlocksPageToolsUntilAnswered) {
   Outcome blocked = call("browser_snapshot", json::object());
   EXPECT_EQ(blocked.code(), codes::kBrowserModalOpen) << blocked.text();
   EXPECT_NE(blocked.text().find("browser_handle_dialog"), std::string::npos) << blocked.text();
-  EXPECT_TRUE(call("browser_list_tabs", json::object()).result);  // not blocked
+  EXPECT_TRUE(call("browser_list_tabs", json::object()).result);                 // not blocked
+  Outcome no_chooser = call("browser_upload_file", {{"paths", json::array()}});  // a dialog is not a chooser
+  EXPECT_EQ(no_chooser.code(), codes::kBrowserNoModal) << no_chooser.text();
+  EXPECT_NE(no_chooser.text().find("browser_click"), std::string::npos) << no_chooser.text();
   Outcome answered = call("browser_handle_dialog", {{"accept", false}});
   ASSERT_TRUE(answered.result) << answered.text();
-  EXPECT_EQ(call("browser_handle_dialog", {{"accept", true}}).code(), codes::kBrowserNoModal);
+  Outcome no_dialog = call("browser_handle_dialog", {{"accept", true}});
+  EXPECT_EQ(no_dialog.code(), codes::kBrowserNoModal);
+  EXPECT_NE(no_dialog.text().find("no dialog is open on tab"), std::string::npos) << no_dialog.text();
   Outcome result = call("browser_find_text", {{"text", "confirm: false"}});
   EXPECT_NE(result.text().find("1 match"), std::string::npos) << result.text();
 }
