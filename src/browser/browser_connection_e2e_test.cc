@@ -21,6 +21,7 @@
 #include "browser/browser_errors.h"
 #include "browser/browser_test_support.h"
 #include "browser/call_script.h"
+#include "browser/connection_test_support.h"
 #include "browser/snapshot.h"
 #include "model_server/static_site.h"
 
@@ -29,62 +30,13 @@ namespace {
 
 namespace asio = boost::asio;
 using nlohmann::json;
+using testing::open_at;
 using testing::TestBrowser;
 
 constexpr std::chrono::seconds kStepTimeout{20};
 
-asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> connect(TestBrowser* browser) {
-  ConnectionOptions options;
-  co_return co_await BrowserConnection::start(browser->client().shared_from_this(), options);
-}
-
-// Drops the connection on the browser's thread (its subscriptions are released there).
-asio::awaitable<bool> release(std::shared_ptr<BrowserConnection>* connection) {
-  connection->reset();
-  co_return true;
-}
-
-class BrowserConnectionE2e : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    launched_.emplace(TestBrowser::launch());
-    if (!*launched_) return;
-    model_server::StaticSiteOptions site_options;
-    site_options.root = KEEL_BROWSER_PAGES;
-    site_options.listeners = 2;
-    auto site = model_server::StaticSite::start(site_options);
-    ASSERT_TRUE(site) << site.error().to_string();
-    site_ = std::move(*site);
-    auto connection = browser().run(connect(&browser()));
-    ASSERT_TRUE(connection) << connection.error().to_string();
-    connection_ = *connection;
-  }
-  static void TearDownTestSuite() {
-    if (connection_) browser().run(release(&connection_));
-    site_.reset();
-    launched_.reset();
-  }
-  void SetUp() override {
-    KEEL_SKIP_WITHOUT_CHROMIUM(*launched_);
-    ASSERT_NE(site_, nullptr);
-    ASSERT_NE(connection_, nullptr);
-  }
-  static TestBrowser& browser() { return *launched_->value(); }
-
-  inline static std::optional<Result<std::unique_ptr<TestBrowser>>> launched_;
-  inline static std::unique_ptr<model_server::StaticSite> site_;
-  inline static std::shared_ptr<BrowserConnection> connection_;
-};
-
-// A new tab navigated to `url`: its id.
-asio::awaitable<Result<int64_t>> open_at(std::shared_ptr<BrowserConnection> connection, std::string url) {
-  Result<int64_t> tab = co_await connection->create_tab(kStepTimeout);
-  if (!tab) co_return fail(tab.error());
-  CancellationToken never_cancelled;
-  Result<void> navigated = co_await connection->navigate(*tab, std::move(url), kStepTimeout, never_cancelled);
-  if (!navigated) co_return fail(navigated.error());
-  co_return *tab;
-}
+// One browser, the test pages and one connection for the suite (connection_test_support.h).
+class BrowserConnectionE2e : public testing::ConnectedBrowserSuite<BrowserConnectionE2e> {};
 
 asio::awaitable<Result<json>> snapshot_frame(std::shared_ptr<BrowserConnection> connection, int64_t tab,
                                              std::string frame_id) {
@@ -327,7 +279,9 @@ TEST_F(BrowserConnectionE2e, ACrashedTabIsACodedErrorAndTheBrowserKeepsWorking) 
 // Starts a page-script call that never ends by itself, kills the browser's process group, and reports the
 // call's outcome and what later calls get.
 asio::awaitable<json> kill_during_a_script(TestBrowser* browser) {
-  Result<std::shared_ptr<BrowserConnection>> started = co_await connect(browser);
+  ConnectionOptions connection_options;
+  Result<std::shared_ptr<BrowserConnection>> started =
+      co_await testing::connect(browser, std::move(connection_options));
   if (!started) co_return json{{"setup", started.error().to_string()}};
   std::shared_ptr<BrowserConnection> connection = *started;
   Result<int64_t> tab = co_await connection->create_tab(kStepTimeout);

@@ -47,16 +47,7 @@ asio::awaitable<Result<std::string>> open_page(CdpClient* client) {
   co_return (*attached)["sessionId"].get<std::string>();
 }
 
-class BrowserLaunch : public ::testing::Test {
- protected:
-  // One browser for the suite (gtest's static suite state): launched once, stopped after the last test.
-  static void SetUpTestSuite() { launched_.emplace(TestBrowser::launch()); }
-  static void TearDownTestSuite() { launched_.reset(); }
-  void SetUp() override { KEEL_SKIP_WITHOUT_CHROMIUM(*launched_); }
-  static TestBrowser& browser() { return *launched_->value(); }
-
-  inline static std::optional<Result<std::unique_ptr<TestBrowser>>> launched_;
-};
+class BrowserLaunch : public testing::BrowserSuite<BrowserLaunch> {};
 
 TEST_F(BrowserLaunch, TheBrowserAnswersGetVersion) {
   const json& version = browser().version();

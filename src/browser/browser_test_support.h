@@ -87,3 +87,21 @@ bool chromium_required();
       GTEST_SKIP() << "Chromium cannot start: " << (launched).error().to_string();                       \
     }                                                                                                    \
   } while (false)
+
+namespace keel::browser::testing {
+
+// A fixture base: one Chromium for the suite, launched in SetUpTestSuite and stopped after its last test; a
+// test skips (or fails under KEEL_REQUIRE_CHROMIUM=1) when it could not start. `Suite` is the fixture class
+// itself, so that every suite gets its own statics and its own browser.
+template <typename Suite>
+class BrowserSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { launched_.emplace(TestBrowser::launch()); }
+  static void TearDownTestSuite() { launched_.reset(); }
+  void SetUp() override { KEEL_SKIP_WITHOUT_CHROMIUM(*launched_); }
+  static TestBrowser& browser() { return *launched_->value(); }
+
+  inline static std::optional<Result<std::unique_ptr<TestBrowser>>> launched_;
+};
+
+}  // namespace keel::browser::testing

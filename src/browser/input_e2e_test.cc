@@ -133,15 +133,7 @@ asio::awaitable<Result<json>> hold_then_release(CdpClient* client) {
   co_return out;
 }
 
-class BrowserInput : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { launched_.emplace(TestBrowser::launch()); }
-  static void TearDownTestSuite() { launched_.reset(); }
-  void SetUp() override { KEEL_SKIP_WITHOUT_CHROMIUM(*launched_); }
-  static TestBrowser& browser() { return *launched_->value(); }
-
-  inline static std::optional<Result<std::unique_ptr<TestBrowser>>> launched_;
-};
+class BrowserInput : public testing::BrowserSuite<BrowserInput> {};
 
 TEST_F(BrowserInput, KeysTypeTextWithShiftAndControlASelectsInsteadOfTyping) {
   // Each argument of a coroutine is built in its own statement (g++ 12, docs/architecture.md).

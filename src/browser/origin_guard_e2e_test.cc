@@ -90,15 +90,7 @@ asio::awaitable<Result<json>> navigate_through_guard(CdpClient* client, std::vec
   co_return out;
 }
 
-class BrowserGuard : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { launched_.emplace(TestBrowser::launch()); }
-  static void TearDownTestSuite() { launched_.reset(); }
-  void SetUp() override { KEEL_SKIP_WITHOUT_CHROMIUM(*launched_); }
-  static TestBrowser& browser() { return *launched_->value(); }
-
-  inline static std::optional<Result<std::unique_ptr<TestBrowser>>> launched_;
-};
+class BrowserGuard : public testing::BrowserSuite<BrowserGuard> {};
 
 TEST_F(BrowserGuard, PausedDocumentRequestsAreDecidedOnCanonicalOrigins) {
   std::vector<std::string> urls = {"http://127.1:9/a", "http://0x7f.0.0.1:9/b", "HTTP://EVIL.Example.:80/c",

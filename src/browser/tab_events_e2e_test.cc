@@ -20,6 +20,7 @@
 #include "browser/browser_connection.h"
 #include "browser/browser_errors.h"
 #include "browser/browser_test_support.h"
+#include "browser/connection_test_support.h"
 #include "browser/origin_guard.h"
 #include "model_server/static_site.h"
 
@@ -28,6 +29,7 @@ namespace {
 
 namespace asio = boost::asio;
 using nlohmann::json;
+using testing::open_at;
 using testing::TestBrowser;
 
 constexpr std::chrono::seconds kStepTimeout{20};
@@ -43,26 +45,6 @@ class OneOriginPolicy : public OriginPolicy {
  private:
   std::string origin_;
 };
-
-asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> connect(TestBrowser* browser,
-                                                                    ConnectionOptions options) {
-  co_return co_await BrowserConnection::start(browser->client().shared_from_this(), std::move(options));
-}
-
-asio::awaitable<bool> release(std::shared_ptr<BrowserConnection>* connection) {
-  connection->reset();
-  co_return true;
-}
-
-// A new tab navigated to `url`.
-asio::awaitable<Result<int64_t>> open_at(std::shared_ptr<BrowserConnection> connection, std::string url) {
-  Result<int64_t> tab = co_await connection->create_tab(kStepTimeout);
-  if (!tab) co_return fail(tab.error());
-  CancellationToken never_cancelled;
-  Result<void> navigated = co_await connection->navigate(*tab, std::move(url), kStepTimeout, never_cancelled);
-  if (!navigated) co_return fail(navigated.error());
-  co_return *tab;
-}
 
 // Runs `expression` in the tab's main world (as if the user did it: userGesture), awaiting a promise.
 asio::awaitable<Result<json>> evaluate(std::shared_ptr<BrowserConnection> connection, int64_t tab,
@@ -114,17 +96,10 @@ asio::awaitable<Result<ModalState>> open_dialog(std::shared_ptr<BrowserConnectio
   co_return *state->modal;
 }
 
-class BrowserTabEvents : public ::testing::Test {
+class BrowserTabEvents : public testing::ConnectedBrowserSuite<BrowserTabEvents> {
  protected:
   static void SetUpTestSuite() {
-    launched_.emplace(TestBrowser::launch());
-    if (!*launched_) return;
-    model_server::StaticSiteOptions site_options;
-    site_options.root = KEEL_BROWSER_PAGES;
-    site_options.listeners = 2;
-    auto site = model_server::StaticSite::start(site_options);
-    ASSERT_TRUE(site) << site.error().to_string();
-    site_ = std::move(*site);
+    if (!launch_and_serve()) return;
     downloads_ = std::filesystem::temp_directory_path() / ("keel-tab-events-" + std::to_string(getpid()));
     std::filesystem::create_directories(downloads_);
     policy_ = std::make_shared<OneOriginPolicy>(site_->origin(0));
@@ -137,30 +112,17 @@ class BrowserTabEvents : public ::testing::Test {
     options.commit_check = [policy](int64_t, std::string_view url, FrameKind frame) {
       return check_committed_url(url, frame, "t1", *policy);
     };
-    auto connection = browser().run(connect(&browser(), std::move(options)));
-    ASSERT_TRUE(connection) << connection.error().to_string();
-    connection_ = *connection;
+    connect_with(std::move(options));
   }
   static void TearDownTestSuite() {
-    if (connection_) browser().run(release(&connection_));
-    site_.reset();
-    launched_.reset();
+    ConnectedBrowserSuite::TearDownTestSuite();
     std::error_code ignored;
     std::filesystem::remove_all(downloads_, ignored);
   }
-  void SetUp() override {
-    KEEL_SKIP_WITHOUT_CHROMIUM(*launched_);
-    ASSERT_NE(site_, nullptr);
-    ASSERT_NE(connection_, nullptr);
-  }
-  static TestBrowser& browser() { return *launched_->value(); }
   static std::string page(const std::string& path) { return site_->origin(0) + "/" + path; }
   // Another origin and site (localhost, the second listener): the guard denies it.
   static std::string denied(const std::string& path) { return site_->origin(1, "localhost") + "/" + path; }
 
-  inline static std::optional<Result<std::unique_ptr<TestBrowser>>> launched_;
-  inline static std::unique_ptr<model_server::StaticSite> site_;
-  inline static std::shared_ptr<BrowserConnection> connection_;
   inline static std::shared_ptr<OneOriginPolicy> policy_;
   inline static std::filesystem::path downloads_;
 };
@@ -556,37 +518,7 @@ TEST_F(BrowserTabEvents, TheGuardBlocksARedirectHopAPageInitiatedNavigationAndAn
 }
 
 // Downloads with no download directory: denied, nothing saved.
-class BrowserDownloadsDenied : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    launched_.emplace(TestBrowser::launch());
-    if (!*launched_) return;
-    model_server::StaticSiteOptions site_options;
-    site_options.root = KEEL_BROWSER_PAGES;
-    auto site = model_server::StaticSite::start(site_options);
-    ASSERT_TRUE(site) << site.error().to_string();
-    site_ = std::move(*site);
-    ConnectionOptions options;
-    auto connection = browser().run(connect(&browser(), std::move(options)));
-    ASSERT_TRUE(connection) << connection.error().to_string();
-    connection_ = *connection;
-  }
-  static void TearDownTestSuite() {
-    if (connection_) browser().run(release(&connection_));
-    site_.reset();
-    launched_.reset();
-  }
-  void SetUp() override {
-    KEEL_SKIP_WITHOUT_CHROMIUM(*launched_);
-    ASSERT_NE(site_, nullptr);
-    ASSERT_NE(connection_, nullptr);
-  }
-  static TestBrowser& browser() { return *launched_->value(); }
-
-  inline static std::optional<Result<std::unique_ptr<TestBrowser>>> launched_;
-  inline static std::unique_ptr<model_server::StaticSite> site_;
-  inline static std::shared_ptr<BrowserConnection> connection_;
-};
+class BrowserDownloadsDenied : public testing::ConnectedBrowserSuite<BrowserDownloadsDenied> {};
 
 TEST_F(BrowserDownloadsDenied, ADownloadIsCanceledWhenThereIsNoDownloadDirectory) {
   Result<json> out = browser().run(download(connection_, site_->origin(0) + "/download.html", "csv"));
