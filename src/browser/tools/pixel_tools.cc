@@ -261,9 +261,14 @@ asio::awaitable<Result<std::string>> focused_frame(std::shared_ptr<BrowserConnec
     if (!world) co_return fail(world.error());
     tab = connection->tab(tab_id);
     const FrameState* state = tab == nullptr ? nullptr : tab->frame(frame);
-    if (state == nullptr || state->world_context_id == 0) {
-      co_return fail(codes::kBrowserTargetChanged,
+    if (state == nullptr) {
+      co_return fail(codes::kBrowserTargetClosed,
                      "the frame that holds the focus went away; nothing was done");
+    }
+    if (state->world_context_id == 0) {
+      co_return fail(
+          codes::kBrowserNotActionable,
+          "the document that holds the focus is not ready for keel yet; nothing was done, try again");
     }
     const std::string session_id = state->session_id;
     json call = {{"functionDeclaration", kFocusedFrameElement},
@@ -371,17 +376,18 @@ std::string main_frame_id(BrowserThread& thread, int64_t tab_id) {
   return main == nullptr ? std::string() : main->frame_id;
 }
 
-// Registry indices -> [x, y, w, h] of each element's getBoundingClientRect in its frame's viewport (null: no
-// connected element at that index any more).
+// Registry indices -> [x, y, w, h] of each element's getBoundingClientRect in its frame's viewport, rounded
+// to CSS px (null: no connected element at that index any more). One JSON string: thousands of small arrays
+// cost far more to return by value.
 constexpr char kRegistryRects[] =
     "function (indices) {\n"
     "  const keel = globalThis.__keel;\n"
-    "  return indices.map((index) => {\n"
+    "  return JSON.stringify(indices.map((index) => {\n"
     "    const el = keel && typeof keel.element === 'function' ? keel.element(index) : null;\n"
     "    if (!el) return null;\n"
     "    const r = el.getBoundingClientRect();\n"
-    "    return [r.x, r.y, r.width, r.height];\n"
-    "  });\n"
+    "    return [Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)];\n"
+    "  }));\n"
     "}";
 constexpr size_t kMaxUnboxed = 100;
 
@@ -471,7 +477,8 @@ asio::awaitable<FreshBoxes> fresh_boxes(std::shared_ptr<BrowserThread> thread, i
     options.timeout = timeout;
     Result<json> reply =
         co_await connection->call("Runtime.callFunctionOn", std::move(call), session_id, options);
-    const json rects = reply ? reply->value("result", json::object()).value("value", json()) : json();
+    const json text = reply ? reply->value("result", json::object()).value("value", json()) : json();
+    const json rects = text.is_string() ? json::parse(text.get<std::string>(), nullptr, false) : json();
     if (!rects.is_array() || rects.size() != live.size()) {
       const std::string why = reply ? "its frame's script gave no boxes" : reply.error().message();
       for (const RefRecord& record : live) unboxed(record.ref, "its box could not be read: " + why);
