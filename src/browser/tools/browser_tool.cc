@@ -25,6 +25,35 @@ std::string string_argument(const json& params, const char* key) {
   return it != params.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The tab's main frame: its origin (none for a blank page) and frame 0.
+ToolTarget tab_target(const ThreadView& view, int64_t tab_id) {
+  ToolTarget target;
+  auto tab = view.tabs.find(tab_id);
+  if (tab == view.tabs.end()) return target;  // no tab yet: the op says so
+  target.tab_id = tab_id;
+  if (!tab->second.origin.empty()) target.origin = tab->second.origin;
+  target.frame_id = 0;
+  return target;
+}
+
+// The frame of a ref (an unknown, stale or other-tab ref is its coded error).
+Result<ToolTarget> ref_target(BrowserThread& thread, const ThreadView& view, const std::string& ref,
+                              int64_t tab_id) {
+  Result<RefRecord> record = thread.refs().find(ref, tab_id);
+  if (!record) return fail(record.error());
+  ToolTarget target;
+  target.tab_id = record->key.tab_id;
+  target.frame_id = record->key.frame_ordinal;
+  auto tab = view.tabs.find(record->key.tab_id);
+  if (tab != view.tabs.end()) {
+    auto frame = tab->second.frame_origins.find(record->key.frame_id);
+    if (frame != tab->second.frame_origins.end() && !frame->second.empty() && frame->second != "null") {
+      target.origin = frame->second;
+    }
+  }
+  return target;
+}
+
 }  // namespace
 
 BrowserTool::BrowserTool(std::shared_ptr<BrowserRuntime> runtime, ToolSpec spec, TargetKind target,
@@ -49,34 +78,23 @@ Result<ToolTarget> BrowserTool::resolve_target_for(const ToolScope& scope, const
       if (tab_id != 0) target.tab_id = tab_id;
       return target;
     }
-    case TargetKind::kTab: {
-      auto tab = view.tabs.find(tab_id);
-      if (tab == view.tabs.end()) return target;  // no tab yet: the op says so
-      target.tab_id = tab_id;
-      if (!tab->second.origin.empty()) target.origin = tab->second.origin;
-      target.frame_id = 0;
-      return target;
-    }
+    case TargetKind::kTab:
+      return tab_target(view, tab_id);
     case TargetKind::kRef: {
-      std::shared_ptr<BrowserThread> thread = runtime_->thread_state(scope.thread_id);
       // browser_fill_form names its refs in `fields`: the first one decides (they are one form's fields).
       std::string ref = string_argument(params, "ref");
       if (ref.empty() && params.contains("fields") && params["fields"].is_array() &&
           !params["fields"].empty()) {
         ref = string_argument(params["fields"][0], "ref");
       }
-      Result<RefRecord> record = thread->refs().find(ref, tab_id);
-      if (!record) return fail(record.error());
-      target.tab_id = record->key.tab_id;
-      target.frame_id = record->key.frame_ordinal;
-      auto tab = view.tabs.find(record->key.tab_id);
-      if (tab != view.tabs.end()) {
-        auto frame = tab->second.frame_origins.find(record->key.frame_id);
-        if (frame != tab->second.frame_origins.end() && !frame->second.empty() && frame->second != "null") {
-          target.origin = frame->second;
-        }
-      }
-      return target;
+      return ref_target(*runtime_->thread_state(scope.thread_id), view, ref, tab_id);
+    }
+    case TargetKind::kRefOrTab: {
+      // A drag is decided for where it starts (its destination is checked against the same origin).
+      std::string ref = string_argument(params, "ref");
+      if (ref.empty()) ref = string_argument(params, "from_ref");
+      if (ref.empty()) return tab_target(view, tab_id);
+      return ref_target(*runtime_->thread_state(scope.thread_id), view, ref, tab_id);
     }
   }
   return target;

@@ -4,7 +4,9 @@
 //   - resolve_target_for() reads the thread's published view (BrowserRuntime::view, never the browser) and
 //     gives {origin, tabId, frameId} by the tool's TargetKind: the tab's main frame (kTab), the frame of the
 //     `ref` argument (kRef; an unknown, stale or other-tab ref is its coded error, so a call on a bad ref is
-//     answered before anything runs), the destination of the `url` argument (kUrl: refused schemes and URLs
+//     answered before anything runs), kRef's answer when the call names a `ref` (or a drag's `from_ref`) and
+//     kTab's otherwise (kRefOrTab: the L2 tools, so an action at a ref in a cross-origin frame is decided
+//     for that frame's origin), the destination of the `url` argument (kUrl: refused schemes and URLs
 //     without an origin are browser.navigation_refused here, before any approval), or nothing (kNone).
 //   - execute() submits the call to the runtime (ops of one thread run in order) and passes the decided
 //     target on, so the op can refuse a page that moved to another origin since (browser.target_changed).
@@ -22,7 +24,7 @@
 
 namespace keel::browser {
 
-enum class TargetKind { kNone, kTab, kRef, kUrl };
+enum class TargetKind { kNone, kTab, kRef, kRefOrTab, kUrl };
 
 // One call on the browser's thread. Parameters by value (coroutine).
 using BrowserToolRun = boost::asio::awaitable<Result<ToolResult>> (*)(std::shared_ptr<BrowserThread> thread,

@@ -19,19 +19,6 @@ using nlohmann::json;
 
 constexpr int64_t kMaxWaitMs = 30'000;
 
-// Cancelled when either the call is (interrupt) or the page blocks (a dialog opened, the tab crashed).
-struct CallOrBlocked {
-  CancellationSource source;
-  CancellationRegistration by_call;
-  CancellationRegistration by_page;
-  CallOrBlocked(const CancellationToken& call, const CancellationToken& page) {
-    CancellationSource on_call = source;
-    CancellationSource on_page = source;
-    by_call = call.on_cancel([on_call]() mutable { on_call.cancel("interrupted"); });
-    by_page = page.on_cancel([on_page]() mutable { on_page.cancel("the page is blocked"); });
-  }
-};
-
 // A navigation the browser refused or could not complete: the guard's refusal when it was the guard.
 Error navigation_error(const TabState* tab, size_t blocked_before, const std::string& url,
                        const std::string& error) {

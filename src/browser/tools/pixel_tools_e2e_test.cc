@@ -150,6 +150,108 @@ class BrowserPixels : public ::testing::Test {
 
   std::string page_log() { return evaluate("document.getElementById('log').textContent").get<std::string>(); }
 
+  // The origin of iframes.html's cross-origin frame (the site's second listener).
+  std::string cross_origin() const { return "http://localhost:" + std::to_string(site_->port(1)); }
+
+  // Opens iframes.html with its cross-origin frame and waits until that frame and the one nested in it have
+  // committed their documents (before, a point over it is over its blank start page).
+  void open_frames_page() {
+    Outcome opened =
+        call("browser_navigate", {{"url", page("iframes.html?cross=" + std::to_string(site_->port(1)))}});
+    ASSERT_TRUE(opened.result) << opened.text();
+    wait_for_cross_origin_frame();
+  }
+
+  void wait_for_cross_origin_frame() {
+    const std::string localhost = cross_origin();
+    Result<ToolResult> loaded = run_op(thread_, CancellationToken(),
+                                       [localhost](std::shared_ptr<BrowserThread> thread,
+                                                   CancellationToken) -> asio::awaitable<Result<ToolResult>> {
+                                         std::shared_ptr<BrowserConnection> connection = thread->connection();
+                                         const int64_t tab_id = thread->current();
+                                         std::function<bool()> committed = [connection, tab_id, localhost] {
+                                           const TabState* tab = connection->tab(tab_id);
+                                           if (tab == nullptr) return true;
+                                           // The cross-origin frame and the frame nested in it.
+                                           size_t frames = 0;
+                                           for (const auto& [id, frame] : tab->frames) {
+                                             if (frame.origin == localhost) ++frames;
+                                           }
+                                           return frames >= 2;
+                                         };
+                                         CancellationToken never;
+                                         Result<void> done = co_await connection->wait_until(
+                                             std::move(committed), std::chrono::seconds(20), never);
+                                         if (!done) co_return fail(done.error());
+                                         co_return ToolResult{};
+                                       });
+    ASSERT_TRUE(loaded) << loaded.error().message();
+  }
+
+  // The value of an expression in the document of the out-of-process frame whose URL contains `url_part`
+  // (through that frame's own session, main world), for checks.
+  json evaluate_in_frame(const std::string& url_part, const std::string& expression) {
+    json value;
+    Result<ToolResult> ran =
+        run_op(thread_, CancellationToken(),
+               [url_part, expression, &value](std::shared_ptr<BrowserThread> thread,
+                                              CancellationToken) -> asio::awaitable<Result<ToolResult>> {
+                 std::shared_ptr<BrowserConnection> connection = thread->connection();
+                 const TabState* tab = connection->tab(thread->current());
+                 if (tab == nullptr) co_return fail(codes::kBrowserNoSuchTab, "no tab");
+                 std::string session;
+                 for (const auto& [id, frame] : tab->frames) {
+                   if (frame.url.find(url_part) != std::string::npos) session = frame.session_id;
+                 }
+                 if (session.empty()) co_return fail(codes::kInternal, "no frame at " + url_part);
+                 json params = {{"expression", expression}, {"returnByValue", true}};
+                 CallOptions options;
+                 Result<json> reply =
+                     co_await connection->call("Runtime.evaluate", std::move(params), session, options);
+                 if (!reply) co_return fail(reply.error());
+                 value = (*reply)["result"].value("value", json());
+                 co_return ToolResult{};
+               });
+    EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
+    return value;
+  }
+
+  // The target the gatekeeper would decide a call on.
+  Result<ToolTarget> target_of(const std::string& tool, const json& params) {
+    return registry_->snapshot()->find(tool)->implementation->resolve_target_for(ToolScope{thread_, "call"},
+                                                                                 params);
+  }
+
+  // Executes a call with a decided target given by the test (as if approved for that target).
+  Outcome call_decided(const std::string& tool, json params, ToolTarget decided) {
+    ToolCallContext context;
+    context.tool_call_id = "call";
+    context.thread_id = thread_;
+    context.progress = [](ToolProgress) {};
+    context.target = std::move(decided);
+    auto done = std::make_shared<std::promise<Result<ToolResult>>>();
+    std::future<Result<ToolResult>> finished = done->get_future();
+    registry_->snapshot()->find(tool)->implementation->execute(
+        context, std::move(params),
+        [done](Result<ToolResult> result) { done->set_value(std::move(result)); });
+    Outcome outcome;
+    if (finished.wait_for(kCallDeadline) != std::future_status::ready) {
+      ADD_FAILURE() << tool << " did not answer";
+      return outcome;
+    }
+    outcome.result = finished.get();
+    return outcome;
+  }
+
+  // A ref's box in a result's details (nullopt when it has none).
+  static std::optional<json> box_of(const Outcome& outcome, const std::string& ref) {
+    if (!outcome.result) return std::nullopt;
+    for (const json& box : outcome.result->details.value("boxes", json::array())) {
+      if (box.value("ref", "") == ref) return box;
+    }
+    return std::nullopt;
+  }
+
   static inline Result<void> started_ = fail(codes::kInternal, "the suite did not start");
   static inline std::unique_ptr<model_server::StaticSite> site_;
   static inline std::shared_ptr<BrowserRuntime> runtime_;
@@ -353,31 +455,7 @@ TEST_F(BrowserPixels, ATakeoverDetachesTheInputSessionAndHandsBackCleanly) {
 }
 
 TEST_F(BrowserPixels, AMousePointOverACrossOriginFrameIsATargetChange) {
-  Outcome opened =
-      call("browser_navigate", {{"url", page("iframes.html?cross=" + std::to_string(site_->port(1)))}});
-  ASSERT_TRUE(opened.result) << opened.text();
-  // Until the cross-origin frame has committed its document (before, the point is over its blank start page).
-  const std::string localhost = "http://localhost:" + std::to_string(site_->port(1));
-  Result<ToolResult> loaded = run_op(thread_, CancellationToken(),
-                                     [localhost](std::shared_ptr<BrowserThread> thread,
-                                                 CancellationToken) -> asio::awaitable<Result<ToolResult>> {
-                                       std::shared_ptr<BrowserConnection> connection = thread->connection();
-                                       const int64_t tab_id = thread->current();
-                                       std::function<bool()> committed = [connection, tab_id, localhost] {
-                                         const TabState* tab = connection->tab(tab_id);
-                                         if (tab == nullptr) return true;
-                                         for (const auto& [id, frame] : tab->frames) {
-                                           if (frame.origin == localhost) return true;
-                                         }
-                                         return false;
-                                       };
-                                       CancellationToken never;
-                                       Result<void> done = co_await connection->wait_until(
-                                           std::move(committed), std::chrono::seconds(20), never);
-                                       if (!done) co_return fail(done.error());
-                                       co_return ToolResult{};
-                                     });
-  ASSERT_TRUE(loaded) << loaded.error().message();
+  ASSERT_NO_FATAL_FAILURE(open_frames_page());
   const json cross = evaluate(
       "(() => { const r = document.getElementById('cross').getBoundingClientRect();"
       " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()");
@@ -392,6 +470,186 @@ TEST_F(BrowserPixels, AMousePointOverACrossOriginFrameIsATargetChange) {
   Outcome clicked = call("browser_mouse", {{"action", "click"}, {"x", top["x"]}, {"y", top["y"]}});
   ASSERT_TRUE(clicked.result) << clicked.text();
   EXPECT_EQ(evaluate("document.getElementById('top-button').textContent"), "Top button clicked");
+}
+
+TEST_F(BrowserPixels, AnL2ActionAtARefInACrossOriginFrameIsDecidedForThatFrame) {
+  ASSERT_NO_FATAL_FAILURE(open_frames_page());
+  Outcome snapshot = call("browser_snapshot", json::object());
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string button = ref_of(snapshot.text(), "button \"Cross-origin button\"");
+  // The nested frame's button inside the cross-origin frame (the same-origin frame has one too, listed
+  // first).
+  const std::string cross_part =
+      snapshot.text().substr(snapshot.text().find("iframe \"Cross-origin frame\""));
+  const std::string nested = ref_of(cross_part, "button \"Nested button\"");
+  const std::string top = ref_of(snapshot.text(), "button \"Top button\"");
+  ASSERT_NE(button, "") << snapshot.text();
+  ASSERT_NE(top, "") << snapshot.text();
+  // The gatekeeper decides a click at that ref for the frame's site, not for the top page's.
+  const json click = {{"action", "click"}, {"ref", button}};
+  Result<ToolTarget> target = target_of("browser_mouse", click);
+  ASSERT_TRUE(target) << target.error().message();
+  EXPECT_EQ(target->origin.value_or(""), cross_origin());
+  const std::string top_origin = site_->origin(0);
+  Result<ToolTarget> point_target = target_of("browser_mouse", {{"action", "click"}, {"x", 1}, {"y", 1}});
+  ASSERT_TRUE(point_target);
+  EXPECT_EQ(point_target->origin.value_or(""), top_origin);
+  // Decided (approved) for the top page only: refused, nothing clicked.
+  ToolTarget top_only = *point_target;
+  Outcome refused = call_decided("browser_mouse", click, top_only);
+  EXPECT_EQ(refused.code(), codes::kBrowserTargetChanged) << refused.text();
+  EXPECT_EQ(evaluate_in_frame("frames/cross.html", "document.getElementById('cross-button').textContent"),
+            "Cross-origin button");
+  // Decided for the frame's site: a trusted click there.
+  Outcome clicked = call("browser_mouse", click);
+  ASSERT_TRUE(clicked.result) << clicked.text();
+  EXPECT_EQ(evaluate_in_frame("frames/cross.html", "document.getElementById('cross-button').textContent"),
+            "Cross-origin button clicked");
+  // The frame nested in the cross-origin frame (same site as it) works the same way.
+  ASSERT_NE(nested, "") << snapshot.text();
+  Result<ToolTarget> nested_target = target_of("browser_mouse", {{"action", "click"}, {"ref", nested}});
+  ASSERT_TRUE(nested_target);
+  EXPECT_EQ(nested_target->origin.value_or(""), cross_origin());
+  Outcome inner = call("browser_mouse", {{"action", "click"}, {"ref", nested}});
+  ASSERT_TRUE(inner.result) << inner.text();
+  Outcome after = call("browser_snapshot", json::object());
+  EXPECT_NE(after.text().find("Nested button clicked at localhost:" + std::to_string(site_->port(1))),
+            std::string::npos)
+      << after.text();
+  // A drag decided for the top page cannot drop into the cross-origin frame.
+  Outcome dropped = call("browser_drag", {{"from_ref", top}, {"to_ref", button}});
+  EXPECT_EQ(dropped.code(), codes::kBrowserTargetChanged) << dropped.text();
+}
+
+TEST_F(BrowserPixels, KeysForAFocusedCrossOriginFrameAreRefusedUnlessTheCallNamesItsElement) {
+  ASSERT_NO_FATAL_FAILURE(open_frames_page());
+  Outcome snapshot = call("browser_snapshot", json::object());
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string input = ref_of(snapshot.text(), "textbox \"Cross-origin input\"");
+  ASSERT_NE(input, "") << snapshot.text();
+  // The page moves the focus into the cross-origin frame: keys decided for the top page would land there.
+  evaluate("document.getElementById('cross').focus()");
+  ASSERT_EQ(evaluate("document.activeElement.id"), "cross");
+  Outcome refused = call("browser_keyboard", {{"text", "stolen"}});
+  EXPECT_EQ(refused.code(), codes::kBrowserTargetChanged) << refused.text();
+  EXPECT_NE(refused.text().find(cross_origin()), std::string::npos) << refused.text();
+  EXPECT_EQ(evaluate_in_frame("frames/cross.html", "document.querySelector('input').value"), "");
+  // Naming the element: decided for the frame's site, focused, typed into.
+  const json typed_params = {{"ref", input}, {"text", "hello"}};
+  Result<ToolTarget> target = target_of("browser_keyboard", typed_params);
+  ASSERT_TRUE(target) << target.error().message();
+  EXPECT_EQ(target->origin.value_or(""), cross_origin());
+  Outcome typed = call("browser_keyboard", typed_params);
+  ASSERT_TRUE(typed.result) << typed.text();
+  Outcome keys = call("browser_keyboard", {{"ref", input}, {"keys", "Shift+X"}});
+  ASSERT_TRUE(keys.result) << keys.text();
+  EXPECT_EQ(evaluate_in_frame("frames/cross.html", "document.querySelector('input').value"), "helloX");
+  // The same ref with a call decided for the top page: refused.
+  Result<ToolTarget> top = target_of("browser_keyboard", {{"text", "x"}});
+  ASSERT_TRUE(top);
+  EXPECT_EQ(call_decided("browser_keyboard", typed_params, *top).code(), codes::kBrowserTargetChanged);
+  // Focus back in the top page: keys without a ref go there again.
+  evaluate("document.getElementById('top-button').focus()");
+  EXPECT_TRUE(call("browser_keyboard", {{"keys", "Enter"}}).result);
+  EXPECT_EQ(evaluate("document.getElementById('top-button').textContent"), "Top button clicked");
+}
+
+TEST_F(BrowserPixels, DragDropsAnHtml5DraggableAndMovesAPointerSlider) {
+  Outcome snapshot = open_and_snapshot("drag.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const json apple = evaluate(
+      "(() => { const r = document.getElementById('apple').getBoundingClientRect();"
+      " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()");
+  const json basket = evaluate(
+      "(() => { const r = document.getElementById('basket').getBoundingClientRect();"
+      " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()");
+  ASSERT_TRUE(apple.is_object() && basket.is_object());
+  Outcome dropped =
+      call("browser_drag",
+           {{"from_x", apple["x"]}, {"from_y", apple["y"]}, {"to_x", basket["x"]}, {"to_y", basket["y"]}});
+  ASSERT_TRUE(dropped.result) << dropped.text();
+  EXPECT_NE(dropped.text().find("HTML5 drag and drop"), std::string::npos) << dropped.text();
+  EXPECT_NE(page_log().find("dropped apple into basket trusted=true"), std::string::npos) << page_log();
+  EXPECT_NE(page_log().find("dragend apple move"), std::string::npos) << page_log();
+  EXPECT_EQ(evaluate("document.getElementById('apple').parentElement.id"), "basket");
+  // The slider starts no HTML5 drag: mouse events move it (to three quarters of its 400 px track).
+  const std::string slider = ref_of(snapshot.text(), "slider \"Volume\"");
+  ASSERT_NE(slider, "") << snapshot.text();
+  const json track = evaluate(
+      "(() => { const r = document.getElementById('track').getBoundingClientRect();"
+      " return {x: r.x + r.width * 0.75, y: r.y + r.height / 2}; })()");
+  Outcome slid = call("browser_drag", {{"from_ref", slider}, {"to_x", track["x"]}, {"to_y", track["y"]}});
+  ASSERT_TRUE(slid.result) << slid.text();
+  EXPECT_NE(slid.text().find("mouse events"), std::string::npos) << slid.text();
+  EXPECT_NE(page_log().find("slider at 75 trusted=true"), std::string::npos) << page_log();
+  // A second HTML5 drag works too (the first left nothing behind).
+  const json banana = evaluate(
+      "(() => { const r = document.getElementById('banana').getBoundingClientRect();"
+      " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()");
+  Outcome again =
+      call("browser_drag",
+           {{"from_x", banana["x"]}, {"from_y", banana["y"]}, {"to_x", basket["x"]}, {"to_y", basket["y"]}});
+  ASSERT_TRUE(again.result) << again.text();
+  EXPECT_NE(page_log().find("dropped banana into basket trusted=true"), std::string::npos) << page_log();
+}
+
+TEST_F(BrowserPixels, ScreenshotBoxesAreComputedAtTheScreenshotNotTakenFromTheLastSnapshot) {
+  Outcome snapshot = open_and_snapshot("long-list.html");
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string row5 = ref_of(snapshot.text(), "button \"Mark row 5\"");
+  const std::string row6 = ref_of(snapshot.text(), "button \"Mark row 6\"");
+  const std::string row7 = ref_of(snapshot.text(), "button \"Mark row 7\"");
+  ASSERT_NE(row5, "") << snapshot.text();
+  std::optional<json> before = box_of(snapshot, row5);
+  ASSERT_TRUE(before) << snapshot.result->details.dump();
+  // Scrolled by 100 px, one row removed, one hidden: the screenshot's boxes say so.
+  evaluate(
+      "window.scrollBy(0, 100); document.getElementById('row-6').remove();"
+      " document.getElementById('row-7').style.display = 'none'; true");
+  Outcome shot = call("browser_screenshot", json::object());
+  ASSERT_TRUE(shot.result) << shot.text();
+  std::optional<json> now = box_of(shot, row5);
+  ASSERT_TRUE(now) << shot.result->details.dump();
+  const json rect = evaluate(
+      "(() => { const r = document.querySelector('#row-5 button').getBoundingClientRect();"
+      " return {x: r.x, y: r.y, w: r.width, h: r.height}; })()");
+  EXPECT_NEAR((*now)["y"].get<double>(), rect["y"].get<double>(), 1.0);
+  EXPECT_NEAR((*now)["x"].get<double>(), rect["x"].get<double>(), 1.0);
+  EXPECT_NEAR((*now)["y"].get<double>(), (*before)["y"].get<double>() - 100, 1.0);
+  EXPECT_FALSE(box_of(shot, row6)) << "a removed element keeps no box";
+  EXPECT_GE(shot.result->details.value("dropped_refs", 0), 1);
+  bool hidden_named = false;
+  for (const json& entry : shot.result->details.value("unboxed", json::array())) {
+    hidden_named |= entry.value("ref", "") == row7;
+  }
+  EXPECT_TRUE(hidden_named) << shot.result->details.value("unboxed", json::array()).dump();
+}
+
+TEST_F(BrowserPixels, ScreenshotBoxesOfRefsInFramesAreInTheMainViewport) {
+  ASSERT_NO_FATAL_FAILURE(open_frames_page());
+  Outcome snapshot = call("browser_snapshot", json::object());
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string button = ref_of(snapshot.text(), "button \"Cross-origin button\"");
+  ASSERT_NE(button, "") << snapshot.text();
+  // The page moves the frame after the snapshot: the screenshot's box follows it.
+  evaluate("document.getElementById('cross').style.marginLeft = '70px'; true");
+  Outcome shot = call("browser_screenshot", json::object());
+  ASSERT_TRUE(shot.result) << shot.text();
+  std::optional<json> box = box_of(shot, button);
+  ASSERT_TRUE(box) << shot.result->details.dump();
+  // The frame's content box in the top page plus the button's box in the frame.
+  const json frame = evaluate(
+      "(() => { const f = document.getElementById('cross'); const r = f.getBoundingClientRect();"
+      " const s = getComputedStyle(f);"
+      " return {x: r.x + parseFloat(s.borderLeftWidth) + parseFloat(s.paddingLeft),"
+      "         y: r.y + parseFloat(s.borderTopWidth) + parseFloat(s.paddingTop)}; })()");
+  const json inner =
+      evaluate_in_frame("frames/cross.html",
+                        "(() => { const r = document.getElementById('cross-button').getBoundingClientRect();"
+                        " return {x: r.x, y: r.y}; })()");
+  ASSERT_TRUE(frame.is_object() && inner.is_object());
+  EXPECT_NEAR((*box)["x"].get<double>(), frame["x"].get<double>() + inner["x"].get<double>(), 1.5);
+  EXPECT_NEAR((*box)["y"].get<double>(), frame["y"].get<double>() + inner["y"].get<double>(), 1.5);
 }
 
 }  // namespace

@@ -228,36 +228,39 @@ std::vector<BrowserToolEntry> browser_tool_table() {
   table.push_back(
       entry("browser_screenshot", "Screenshot",
             "Image of the viewport, of a ref's element (ref), or of the page (full_page).", L::kL2, E::kRead,
-            R::kRetrySafe, T::kTab,
+            R::kRetrySafe, T::kRefOrTab,
             object_schema({{"ref", ref_param()}, {"full_page", {{"type", "boolean"}}}, {"tab", tab_param()}}),
             runs::screenshot));
   table.back().spec.needs_vision = true;
   table.push_back(entry(
-      "browser_mouse", "Mouse", "Trusted mouse input at viewport point x,y (CSS px).", L::kL2, E::kWrite,
-      R::kNeverRetry, T::kTab,
+      "browser_mouse", "Mouse", "Trusted mouse input at viewport point x,y (CSS px) or at a ref's centre.",
+      L::kL2, E::kWrite, R::kNeverRetry, T::kRefOrTab,
       object_schema({{"action", {{"type", "string"}, {"enum", {"click", "double_click", "move", "wheel"}}}},
+                     {"ref", ref_param()},
                      {"x", coordinate},
                      {"y", coordinate},
                      {"button", {{"type", "string"}, {"enum", {"left", "middle", "right"}}}},
                      {"delta_x", {{"type", "number"}}},
                      {"delta_y", {{"type", "number"}}},
                      {"tab", tab_param()}},
-                    {"action", "x", "y"}),
+                    {"action"}),
       runs::mouse));
   table.push_back(
       entry("browser_keyboard", "Keyboard",
-            "Trusted keys to the focused element: keys (a chord or list: Control+A, Enter) or text.", L::kL2,
-            E::kWrite, R::kNeverRetry, T::kTab,
+            "Trusted keys to the focused element (ref: focus it first): keys (a chord or list: Control+A, "
+            "Enter) or text.",
+            L::kL2, E::kWrite, R::kNeverRetry, T::kRefOrTab,
             object_schema({{"keys",
                             {{"type", {"string", "array"}},
                              {"maxItems", 100},
                              {"items", {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}}}},
                            {"text", {{"type", "string"}, {"maxLength", 10000}}},
+                           {"ref", ref_param()},
                            {"tab", tab_param()}}),
             runs::keyboard));
   table.push_back(entry("browser_drag", "Drag",
                         "Trusted drag with the left button, from a ref or point to a ref or point.", L::kL2,
-                        E::kWrite, R::kNeverRetry, T::kTab,
+                        E::kWrite, R::kNeverRetry, T::kRefOrTab,
                         object_schema({{"from_ref", ref_param()},
                                        {"from_x", coordinate},
                                        {"from_y", coordinate},
