@@ -1,5 +1,6 @@
 #include "browser/browser_connection.h"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -70,8 +71,25 @@ asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserConnection::s
   self->close_ = self->client_->on_close([weak](const Error& why) {
     if (auto locked = weak.lock()) locked->on_exit(why);
   });
-  // Before any target runs: the guard and the download rule hold from the first request on.
-  if (guarded) {
+  const bool launched = options.ownership == BrowserOwnership::kLaunched;
+  if (options.ownership == BrowserOwnership::kAttachedOwnContext) {
+    // disposeOnDetach: should keel go away without release(), the browser drops keel's context (and its
+    // tabs) when keel's connection closes.
+    json context = {{"disposeOnDetach", true}};
+    CallOptions context_options;
+    context_options.timeout = options.setup_timeout;
+    Result<json> created = co_await self->call("Target.createBrowserContext", std::move(context), "",
+                                               std::move(context_options));
+    if (!created) co_return fail(created.error());
+    self->browser_context_id_ = text_of(*created, "browserContextId");
+    if (self->browser_context_id_.empty()) {
+      co_return fail(codes::kBrowserCdpError, "Target.createBrowserContext gave no browserContextId");
+    }
+  }
+  // Before any target runs: the guard and the download rule hold from the first request on. In a person's
+  // browser the guard is enabled per keel session instead (set_up_session): browser-wide, it would hold
+  // every request of the person's own tabs.
+  if (guarded && launched) {
     json pattern = {{"urlPattern", "*"}, {"resourceType", "Document"}, {"requestStage", "Request"}};
     json fetch = {{"patterns", json::array({pattern})}};
     CallOptions fetch_options;
@@ -80,22 +98,31 @@ asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserConnection::s
         co_await self->call("Fetch.enable", std::move(fetch), "", std::move(fetch_options));
     if (!fetching) co_return fail(fetching.error());
   }
-  json downloads = {{"behavior", "deny"}, {"eventsEnabled", true}};
-  if (!download_dir.empty()) {
-    downloads["behavior"] = "allowAndName";
-    downloads["downloadPath"] = download_dir.string();
+  // The download rule of keel's own context; in the person's default context it would change where the
+  // person's own downloads go, so keel leaves it as the person set it.
+  if (options.ownership != BrowserOwnership::kAttachedDefaultContext) {
+    json downloads = {{"behavior", "deny"}, {"eventsEnabled", true}};
+    if (!download_dir.empty()) {
+      downloads["behavior"] = "allowAndName";
+      downloads["downloadPath"] = download_dir.string();
+    }
+    if (!self->browser_context_id_.empty()) downloads["browserContextId"] = self->browser_context_id_;
+    CallOptions download_options;
+    download_options.timeout = options.setup_timeout;
+    Result<json> downloading = co_await self->call("Browser.setDownloadBehavior", std::move(downloads), "",
+                                                   std::move(download_options));
+    if (!downloading) co_return fail(downloading.error());
   }
-  CallOptions download_options;
-  download_options.timeout = options.setup_timeout;
-  Result<json> downloading = co_await self->call("Browser.setDownloadBehavior", std::move(downloads), "",
-                                                 std::move(download_options));
-  if (!downloading) co_return fail(downloading.error());
+  // Discovery only reports targets (popups' openers); it pauses and changes nothing.
   json discover = {{"discover", true}};
   CallOptions discover_options;
   discover_options.timeout = options.setup_timeout;
   Result<json> discovering =
       co_await self->call("Target.setDiscoverTargets", std::move(discover), "", std::move(discover_options));
   if (!discovering) co_return fail(discovering.error());
+  // Browser-wide auto-attach pauses every new target until keel resumes it: in a person's browser that would
+  // hold the person's own new tabs, so there keel attaches to its own targets one by one.
+  if (!launched) co_return self;
   json auto_attach = {{"autoAttach", true}, {"waitForDebuggerOnStart", true}, {"flatten", true}};
   CallOptions attach_options;
   attach_options.timeout = options.setup_timeout;
@@ -174,6 +201,7 @@ void BrowserConnection::on_event(const CdpEvent& event) {
     const std::string target_id = text_of(info, "targetId");
     const std::string opener = text_of(info, "openerId");
     if (!target_id.empty() && !opener.empty()) openers_[target_id] = opener;
+    if (attached_to_persons_browser()) adopt_popup(info);
     for (auto& [tab_id, tab] : tabs_) {
       if (tab.apply_target_info(info)) changed();
     }
@@ -253,8 +281,10 @@ void BrowserConnection::on_request_paused(const CdpEvent& event) {
   const std::string request_id = text_of(event.params, "requestId");
   if (request_id.empty()) return;  // nothing to answer
   json answer = {{"requestId", request_id}};
+  // Answered on the session that paused it: the browser's (launched) or a keel page's (attached).
+  const std::string& paused_by = event.session_id;
   if (!options_.navigation_guard) {
-    client_->notify("Fetch.continueRequest", std::move(answer), "");
+    client_->notify("Fetch.continueRequest", std::move(answer), paused_by);
     return;
   }
   PausedDocumentRequest request;
@@ -277,11 +307,11 @@ void BrowserConnection::on_request_paused(const CdpEvent& event) {
   const int64_t tab_id = recorder != nullptr ? recorder->tab_id : 0;
   const GuardDecision decision = options_.navigation_guard(tab_id, request);
   if (decision.allowed) {
-    client_->notify("Fetch.continueRequest", std::move(answer), "");
+    client_->notify("Fetch.continueRequest", std::move(answer), paused_by);
     return;
   }
   answer["errorReason"] = "BlockedByClient";
-  client_->notify("Fetch.failRequest", std::move(answer), "");
+  client_->notify("Fetch.failRequest", std::move(answer), paused_by);
   if (recorder != nullptr) {
     std::string reason = decision.reason;
     if (request.redirect) reason += " (a redirect hop)";
@@ -346,12 +376,39 @@ TabState* BrowserConnection::tab_of_frame(const std::string& frame_id) {
   return nullptr;
 }
 
+void BrowserConnection::adopt_popup(const json& target_info) {
+  const std::string target_id = text_of(target_info, "targetId");
+  if (target_id.empty() || text_of(target_info, "type") != "page" || attaching_.contains(target_id)) return;
+  // Only a page a keel tab opened: the person's own pages are never attached.
+  if (tab_of_frame(text_of(target_info, "openerId")) == nullptr) return;
+  for (const auto& [session_id, info] : sessions_) {
+    if (info.target_id == target_id) return;  // already keel's
+  }
+  attaching_.insert(target_id);
+  // Its session is set up by on_attached; a popup that went away meanwhile simply never attaches.
+  json attach = {{"targetId", target_id}, {"flatten", true}};
+  client_->notify("Target.attachToTarget", std::move(attach), "");
+}
+
+void BrowserConnection::check_adopted_page(TabState& tab) {
+  const FrameState* main = tab.main_frame();
+  if (!options_.commit_check || main == nullptr || main->url.empty()) return;
+  // The popup has no thread yet: the guard holds it to its opener's thread.
+  const int64_t held_to = tab.opener_tab != 0 ? tab.opener_tab : tab.tab_id;
+  const GuardDecision decision = options_.commit_check(held_to, main->url, FrameKind::kMainFrame);
+  if (decision.allowed) return;
+  json blank = {{"url", "about:blank"}, {"frameId", main->frame_id}};
+  client_->notify("Page.navigate", std::move(blank), tab.session_id);
+  tab.record_blocked(main->url, decision.reason, main->frame_id);
+}
+
 void BrowserConnection::on_attached(const CdpEvent& event) {
   const std::string session_id = text_of(event.params, "sessionId");
   const json& info = event.params.contains("targetInfo") ? event.params["targetInfo"] : json();
   const std::string target_id = text_of(info, "targetId");
   const std::string type = text_of(info, "type");
   if (session_id.empty()) return;
+  attaching_.erase(target_id);
   SessionInfo session;
   session.target_id = target_id;
   session.type = type;
@@ -392,6 +449,11 @@ void BrowserConnection::on_attached(const CdpEvent& event) {
 asio::awaitable<void> BrowserConnection::set_up_session(std::shared_ptr<BrowserConnection> self,
                                                         std::string session_id, std::string type) {
   std::vector<Command> commands;
+  if (self->attached_to_persons_browser() && self->options_.navigation_guard) {
+    // The navigation guard of this session's documents (launched, it is browser-wide: see start()).
+    json pattern = {{"urlPattern", "*"}, {"resourceType", "Document"}, {"requestStage", "Request"}};
+    commands.push_back({"Fetch.enable", json{{"patterns", json::array({pattern})}}});
+  }
   commands.push_back({"Page.enable", json::object()});
   commands.push_back({"Page.setLifecycleEventsEnabled", json{{"enabled", true}}});
   commands.push_back({"Runtime.enable", json::object()});
@@ -443,6 +505,7 @@ asio::awaitable<void> BrowserConnection::set_up_session(std::shared_ptr<BrowserC
     const json& tree = *(*replies)[i];
     if (owner != self->tabs_.end() && tree.contains("frameTree")) {
       owner->second.seed_frames(tree["frameTree"], session_id, type == "iframe");
+      if (type == "page" && self->attached_to_persons_browser()) self->check_adopted_page(owner->second);
     }
   }
   // A command that failed (the target went away meanwhile) leaves the session as it is; later calls on it
@@ -533,12 +596,27 @@ asio::awaitable<Result<void>> BrowserConnection::wait_until(std::function<bool()
 asio::awaitable<Result<int64_t>> BrowserConnection::create_tab(std::chrono::milliseconds timeout) {
   std::shared_ptr<BrowserConnection> self = shared_from_this();
   json params = {{"url", "about:blank"}};
+  if (!browser_context_id_.empty()) params["browserContextId"] = browser_context_id_;
   CallOptions options;
   options.timeout = timeout;
   Result<json> created = co_await call("Target.createTarget", std::move(params), "", std::move(options));
   if (!created) co_return fail(created.error());
   const std::string target_id = text_of(*created, "targetId");
   if (target_id.empty()) co_return fail(codes::kBrowserCdpError, "Target.createTarget gave no targetId");
+  if (attached_to_persons_browser()) {
+    // No browser-wide auto-attach in a person's browser (see start()): keel attaches to its tab itself.
+    // The tab is blank, so nothing of it ran unguarded before its session is set up.
+    attaching_.insert(target_id);
+    json attach = {{"targetId", target_id}, {"flatten", true}};
+    CallOptions attach_options;
+    attach_options.timeout = timeout;
+    Result<json> attached =
+        co_await call("Target.attachToTarget", std::move(attach), "", std::move(attach_options));
+    if (!attached) {
+      attaching_.erase(target_id);
+      co_return fail(attached.error());
+    }
+  }
   auto tab_ready = [this, target_id]() -> int64_t {
     for (const auto& [session_id, info] : sessions_) {
       if (info.target_id == target_id && info.type == "page" && info.ready) return info.tab_id;
@@ -550,6 +628,40 @@ asio::awaitable<Result<int64_t>> BrowserConnection::create_tab(std::chrono::mill
   Result<void> waited = co_await wait_until(std::move(ready), timeout, never_cancelled);
   if (!waited) co_return fail(waited.error());
   co_return tab_ready();
+}
+
+asio::awaitable<Result<void>> BrowserConnection::release(std::chrono::milliseconds timeout) {
+  std::shared_ptr<BrowserConnection> self = shared_from_this();
+  if (!attached_to_persons_browser() || exited_) co_return Result<void>{};
+  if (!browser_context_id_.empty()) {
+    json params = {{"browserContextId", browser_context_id_}};
+    CallOptions options;
+    options.timeout = timeout;
+    Result<json> disposed =
+        co_await call("Target.disposeBrowserContext", std::move(params), "", std::move(options));
+    if (!disposed) co_return fail(disposed.error());
+    co_return Result<void>{};
+  }
+  // The default context is the person's: only the pages keel opened (and their popups) are closed.
+  std::vector<std::string> targets;
+  for (const auto& [tab_id, state] : tabs_) targets.push_back(state.target_id);
+  std::optional<Error> first_failure;
+  for (const std::string& target_id : targets) {
+    json params = {{"targetId", target_id}};
+    CallOptions options;
+    options.timeout = timeout;
+    Result<json> closed = co_await call("Target.closeTarget", std::move(params), "", std::move(options));
+    if (!closed && !first_failure) first_failure = closed.error();
+  }
+  if (first_failure) co_return fail(*first_failure);
+  // Target.closeTarget answers before the page is gone: wait for the detaches, so that keel's tabs are gone
+  // when keel disconnects.
+  std::function<bool()> all_closed = [this] {
+    return std::all_of(tabs_.begin(), tabs_.end(), [](const auto& entry) { return entry.second.closed; });
+  };
+  CancellationToken never_cancelled;
+  Result<void> gone = co_await wait_until(std::move(all_closed), timeout, never_cancelled);
+  co_return gone;
 }
 
 asio::awaitable<Result<void>> BrowserConnection::close_tab(int64_t tab_id,

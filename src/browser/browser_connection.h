@@ -2,13 +2,22 @@
 // keel's isolated world in every frame, crashes and the browser's exit.
 //
 // What it guarantees:
-//   - start() makes the browser attach every page and iframe target to keel paused
+//   - A browser keel launched (BrowserOwnership::kLaunched) is all keel's: start() makes it attach every page
+//     and iframe target to keel paused
 //     (Target.setAutoAttach{autoAttach, waitForDebuggerOnStart, flatten}, recursively for out-of-process
 //     iframes) and sets each session up before its scripts run: Page.enable, lifecycle events,
 //     Runtime.enable, Network.enable (pages), Page.getFrameTree, the page scripts registered for the isolated
 //     world `keel` (Page.addScriptToEvaluateOnNewDocument{worldName, runImmediately}), then
 //     Runtime.runIfWaitingForDebugger. Other targets (workers) are resumed and detached.
-//   - Every page target is a tab (ids 1, 2, … in attach order). Its TabState is updated from its sessions'
+//   - A browser keel attached to (a person's, kAttachedOwnContext / kAttachedDefaultContext) is not: keel
+//     attaches only to the pages it opens (create_tab: Target.createTarget, then Target.attachToTarget) and
+//     to the popups those open (Target.targetCreated naming a keel tab as opener); their sessions auto-attach
+//     their own frames. The person's other tabs are never attached, paused, listed or intercepted: no
+//     browser-wide auto-attach, the navigation guard's Fetch is enabled per keel session, and the download
+//     rule is set for keel's own browser context only (in the default context, not at all). With an own
+//     context, keel's tabs live in a context start() creates and release() disposes.
+//   - Every page target keel attached is a tab (ids 1, 2, … in attach order). Its TabState is updated from
+//   its sessions'
 //     events, in arrival order, on the client's executor.
 //   - A tab whose renderer crashed (Target.targetCrashed, Inspector.targetCrashed) is marked crashed: its
 //     sessions' pending calls fail now, and later calls on it fail at once, with browser.tab_crashed. The
@@ -32,6 +41,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,7 +53,15 @@
 
 namespace keel::browser {
 
+// Whose browser it is (see the header comment).
+enum class BrowserOwnership {
+  kLaunched,                // keel started it: every target is keel's
+  kAttachedOwnContext,      // a person's: keel's tabs in a browser context keel creates and disposes
+  kAttachedDefaultContext,  // a person's: keel's tabs in the person's default context (their logins)
+};
+
 struct ConnectionOptions {
+  BrowserOwnership ownership = BrowserOwnership::kLaunched;
   std::chrono::milliseconds setup_timeout{30'000};  // each command of start() and of a session's setup
   // Decides each paused document request (unset = no Fetch guard). `tab_id` is the tab whose frame asked:
   // for a popup whose tab does not exist yet, its opener's tab when Chromium named the opener
@@ -62,7 +80,8 @@ struct ConnectionOptions {
 class BrowserConnection : public std::enable_shared_from_this<BrowserConnection> {
  public:
   // Subscribes to `client`'s events, then switches target discovery and auto-attach on. The tab of the
-  // browser's first page (about:blank) appears as tab 1 once its session is set up.
+  // browser's first page (about:blank) appears as tab 1 once its session is set up. Attached to a person's
+  // browser: creates keel's browser context (own) and switches discovery on; no tab appears by itself.
   static boost::asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> start(
       std::shared_ptr<CdpClient> client, ConnectionOptions options);
   // Only for start() (make_shared needs a public constructor; the tag keeps others out).
@@ -80,6 +99,9 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
 
   // Opens a page at about:blank and waits until its session is set up. Returns the tab id.
   boost::asio::awaitable<Result<int64_t>> create_tab(std::chrono::milliseconds timeout);
+  // Attached to a person's browser: gives it back as keel found it — disposes keel's browser context (which
+  // closes its tabs), or in the default context closes the tabs keel opened. Nothing for a launched one.
+  boost::asio::awaitable<Result<void>> release(std::chrono::milliseconds timeout);
   // Target.closeTarget; the tab is removed when its target detaches.
   boost::asio::awaitable<Result<void>> close_tab(int64_t tab_id, std::chrono::milliseconds timeout);
   // Page.navigate of the tab's main frame, then waits for the new document's DOMContentLoaded. A navigation
@@ -109,6 +131,8 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   std::vector<int64_t> tab_ids() const;
   // The browser's exit, once the connection ended.
   const std::optional<Error>& exited() const { return exited_; }
+  // The browser context keel's tabs open in ("" = the browser's default context).
+  const std::string& browser_context_id() const { return browser_context_id_; }
   CdpClient& client() { return *client_; }
 
  private:
@@ -140,6 +164,12 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   // Title and URL of a page target from Target.getTargetInfo.
   static boost::asio::awaitable<void> refresh_target_info(std::shared_ptr<BrowserConnection> self,
                                                           std::string target_id);
+  bool attached_to_persons_browser() const { return options_.ownership != BrowserOwnership::kLaunched; }
+  // Attached to a person's browser: attaches to a page a keel tab opened (Target.targetCreated).
+  void adopt_popup(const nlohmann::json& target_info);
+  // Attached to a person's browser: a popup may have committed its first document before keel's session
+  // (and its Fetch guard) was set up; a URL the guard refuses is replaced by about:blank and reported.
+  void check_adopted_page(TabState& tab);
   void on_attached(const CdpEvent& event);
   void on_detached(const std::string& session_id);
   void on_crashed(const std::string& target_id, const std::string& status);
@@ -163,6 +193,9 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   // Openers of targets Chromium announced (Target.targetCreated/targetInfoChanged): target id -> opener's.
   std::map<std::string, std::string> openers_;
   int64_t next_tab_id_ = 1;
+  std::string browser_context_id_;
+  // Attached to a person's browser: targets keel asked to attach to (Target.attachToTarget sent).
+  std::set<std::string> attaching_;
   std::optional<Error> exited_;
   // Waiters of wait_until: each a timer that changed() cancels.
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;

@@ -94,11 +94,12 @@ class BrowserConnectionTest : public ::testing::Test {
     const std::string method = command.value("method", "");
     const std::string session = command.value("sessionId", "");
     if (method == "Page.getFrameTree") {
-      return {
-          {"frameTree",
-           {{"frame", {{"id", targets_[session]}, {"loaderId", "L-" + session}, {"url", "about:blank"}}}}}};
+      const std::string url = frame_urls_.contains(session) ? frame_urls_[session] : "about:blank";
+      return {{"frameTree",
+               {{"frame", {{"id", targets_[session]}, {"loaderId", "L-" + session}, {"url", url}}}}}};
     }
     if (method == "Target.createTarget") return {{"targetId", "T-created"}};
+    if (method == "Target.createBrowserContext") return {{"browserContextId", "CTX"}};
     if (method == "Target.getTargetInfo") {
       return {{"targetInfo",
                {{"targetId", command["params"].value("targetId", "")},
@@ -158,6 +159,7 @@ class BrowserConnectionTest : public ::testing::Test {
   std::vector<json> commands_;
   std::set<std::string> held_;  // methods left unanswered
   std::map<std::string, std::string> targets_;
+  std::map<std::string, std::string> frame_urls_;  // session -> its main frame's URL (default about:blank)
   std::function<json(const json&)> script_reply_;
 };
 
@@ -742,6 +744,149 @@ TEST_F(BrowserConnectionTest, ACrashClearsTheModalState) {
   ASSERT_TRUE(connection->tab(1)->modal.has_value());
   deliver_event("Target.targetCrashed", json{{"targetId", "T1"}, {"status", "crashed"}});
   EXPECT_FALSE(connection->tab(1)->modal.has_value());
+}
+
+// --- Attached to a person's browser (docs/browser.md "Attach to a running browser") ------------------------
+
+ConnectionOptions attached_options(BrowserOwnership ownership) {
+  ConnectionOptions options;
+  options.ownership = ownership;
+  options.navigation_guard = [](int64_t, const PausedDocumentRequest& request) {
+    GuardDecision decision;
+    decision.allowed = request.url.starts_with("http://ok/");
+    decision.url = request.url;
+    return decision;
+  };
+  options.commit_check = [](int64_t, std::string_view url, FrameKind) {
+    GuardDecision decision;
+    decision.allowed = url == "about:blank" || url.starts_with("http://ok/");
+    decision.reason = "not ok";
+    decision.url = std::string(url);
+    return decision;
+  };
+  options.download_dir = "/tmp/keel-downloads";
+  return options;
+}
+
+TEST_F(BrowserConnectionTest,
+       AttachedStartMakesKeelsContextAndNothingBrowserWideThatWouldHoldThePersonsTabs) {
+  auto connection = start_connection(attached_options(BrowserOwnership::kAttachedOwnContext));
+  ASSERT_NE(connection, nullptr);
+  const int context = index_of("Target.createBrowserContext");
+  ASSERT_GE(context, 0);
+  EXPECT_EQ(commands_[context]["params"]["disposeOnDetach"], true);
+  EXPECT_EQ(connection->browser_context_id(), "CTX");
+  EXPECT_EQ(index_of("Target.setAutoAttach"), -1) << "no browser-wide auto-attach";
+  EXPECT_EQ(index_of("Fetch.enable"), -1) << "no browser-wide Fetch";
+  EXPECT_GE(index_of("Target.setDiscoverTargets"), 0);
+  const int downloads = index_of("Browser.setDownloadBehavior");
+  ASSERT_GE(downloads, 0);
+  EXPECT_EQ(commands_[downloads]["params"]["browserContextId"], "CTX");
+  EXPECT_EQ(commands_[downloads]["params"]["behavior"], "allowAndName");
+}
+
+TEST_F(BrowserConnectionTest, AttachedInTheDefaultContextKeelLeavesTheDownloadBehaviourAsThePersonSetIt) {
+  auto connection = start_connection(attached_options(BrowserOwnership::kAttachedDefaultContext));
+  ASSERT_NE(connection, nullptr);
+  EXPECT_EQ(index_of("Target.createBrowserContext"), -1);
+  EXPECT_EQ(index_of("Browser.setDownloadBehavior"), -1);
+  EXPECT_EQ(index_of("Target.setAutoAttach"), -1);
+  EXPECT_EQ(connection->browser_context_id(), "");
+}
+
+TEST_F(BrowserConnectionTest, AttachedANewTabOpensInKeelsContextAndIsAttachedAndGuardedPerSession) {
+  auto connection = start_connection(attached_options(BrowserOwnership::kAttachedOwnContext));
+  auto created = spawn(connection->create_tab(std::chrono::seconds(5)));
+  const int create = index_of("Target.createTarget");
+  ASSERT_GE(create, 0);
+  EXPECT_EQ(commands_[create]["params"]["browserContextId"], "CTX");
+  const int attach_to = index_of("Target.attachToTarget");
+  ASSERT_GE(attach_to, 0);
+  EXPECT_EQ(commands_[attach_to]["params"], (json{{"targetId", "T-created"}, {"flatten", true}}));
+  attach("S1", "T-created", "page");
+  pump_until([&] { return created->has_value(); });
+  ASSERT_TRUE(created->has_value());
+  ASSERT_TRUE(**created) << (*created)->error().to_string();
+  const int fetch = index_of("Fetch.enable", "S1");
+  ASSERT_GE(fetch, 0) << "the guard is enabled on keel's session";
+  EXPECT_LT(fetch, index_of("Runtime.runIfWaitingForDebugger", "S1"));
+  // A request paused by that session is answered on it.
+  deliver_event("Fetch.requestPaused",
+                json{{"requestId", "R1"}, {"request", {{"url", "http://evil/"}}}, {"frameId", "T-created"}},
+                "S1");
+  std::vector<json> failed = all_of("Fetch.failRequest");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]["sessionId"], "S1");
+}
+
+TEST_F(BrowserConnectionTest, AttachedOnlyPopupsOfKeelsTabsAreAttachedNeverThePersonsPages) {
+  auto connection = start_connection(attached_options(BrowserOwnership::kAttachedOwnContext));
+  attach("S1", "T1", "page");
+  deliver_event("Target.targetCreated", json{{"targetInfo", {{"targetId", "PERSON"}, {"type", "page"}}}});
+  deliver_event("Target.targetCreated",
+                json{{"targetInfo", {{"targetId", "PERSON2"}, {"type", "page"}, {"openerId", "PERSON"}}}});
+  EXPECT_EQ(index_of("Target.attachToTarget"), -1);
+  json popup = {{"targetInfo", {{"targetId", "P1"}, {"type", "page"}, {"openerId", "T1"}}}};
+  deliver_event("Target.targetCreated", popup);
+  deliver_event("Target.targetInfoChanged", popup);
+  std::vector<json> attaches = all_of("Target.attachToTarget");
+  ASSERT_EQ(attaches.size(), 1u);
+  EXPECT_EQ(attaches[0]["params"], (json{{"targetId", "P1"}, {"flatten", true}}));
+  targets_["S2"] = "P1";
+  json attached = {{"sessionId", "S2"},
+                   {"targetInfo", {{"targetId", "P1"}, {"type", "page"}, {"openerId", "T1"}}},
+                   {"waitingForDebugger", false}};
+  deliver_event("Target.attachedToTarget", std::move(attached));
+  ASSERT_NE(connection->tab(2), nullptr);
+  EXPECT_EQ(connection->tab(2)->opener_tab, 1);
+  deliver_event("Target.targetInfoChanged", popup);
+  EXPECT_EQ(all_of("Target.attachToTarget").size(), 1u) << "a popup already keel's is not attached again";
+}
+
+TEST_F(BrowserConnectionTest, AttachedAPopupThatLoadedARefusedPageBeforeKeelAttachedIsBlanked) {
+  auto connection = start_connection(attached_options(BrowserOwnership::kAttachedOwnContext));
+  attach("S1", "T1", "page");
+  frame_urls_["S2"] = "http://evil/landing";
+  targets_["S2"] = "P1";
+  json attached = {{"sessionId", "S2"},
+                   {"targetInfo", {{"targetId", "P1"}, {"type", "page"}, {"openerId", "T1"}}},
+                   {"waitingForDebugger", false}};
+  deliver_event("Target.attachedToTarget", std::move(attached));
+  const int blank = index_of("Page.navigate", "S2");
+  ASSERT_GE(blank, 0);
+  EXPECT_EQ(commands_[blank]["params"], (json{{"url", "about:blank"}, {"frameId", "P1"}}));
+  ASSERT_NE(connection->tab(2), nullptr);
+  ASSERT_EQ(connection->tab(2)->blocked.size(), 1u);
+  EXPECT_EQ(connection->tab(2)->blocked[0].url, "http://evil/landing");
+}
+
+TEST_F(BrowserConnectionTest, AttachedReleaseDisposesKeelsContextOrClosesOnlyKeelsTabs) {
+  auto own = start_connection(attached_options(BrowserOwnership::kAttachedOwnContext));
+  Result<void> released = run(own->release(std::chrono::seconds(5)));
+  ASSERT_TRUE(released) << released.error().to_string();
+  const int dispose = index_of("Target.disposeBrowserContext");
+  ASSERT_GE(dispose, 0);
+  EXPECT_EQ(commands_[dispose]["params"]["browserContextId"], "CTX");
+
+  auto in_default = start_connection(attached_options(BrowserOwnership::kAttachedDefaultContext));
+  attach("S9", "T9", "page");
+  auto releasing = spawn(in_default->release(std::chrono::seconds(5)));
+  std::vector<json> closed = all_of("Target.closeTarget");
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0]["params"]["targetId"], "T9");
+  EXPECT_FALSE(releasing->has_value()) << "release waits until keel's tabs are gone";
+  deliver_event("Target.detachedFromTarget", json{{"sessionId", "S9"}, {"targetId", "T9"}});
+  pump_until([&] { return releasing->has_value(); });
+  ASSERT_TRUE(releasing->has_value());
+  EXPECT_TRUE(**releasing) << (*releasing)->error().to_string();
+}
+
+TEST_F(BrowserConnectionTest, ALaunchedBrowserIsNotReleased) {
+  auto connection = start_connection();
+  Result<void> released = run(connection->release(std::chrono::seconds(5)));
+  EXPECT_TRUE(released);
+  EXPECT_EQ(index_of("Target.disposeBrowserContext"), -1);
+  EXPECT_EQ(index_of("Target.closeTarget"), -1);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "browser/browser_errors.h"
+#include "browser/cdp/websocket_transport.h"
 #include "browser/input_session.h"
 #include "util/origin.h"
 
@@ -29,6 +30,8 @@ constexpr std::chrono::seconds kTitlesTimeout{2};
 // After its pipe closes, Chromium shuts down by itself (measured: about 0.5 s) and writes its profile
 // (cookies) first; Browser.close exits without writing the cookie store (measured). SIGKILL after this long.
 constexpr std::chrono::seconds kCloseGrace{5};
+// Attached to a person's browser: how long each command that gives back keel's tabs at shutdown may take.
+constexpr std::chrono::seconds kReleaseTimeout{5};
 // How long the interrupt cleanup of L2 input (releases, cancelDragging, detach) may take (plan §1.8).
 constexpr std::chrono::milliseconds kInputCleanupCap{500};
 
@@ -151,6 +154,11 @@ asio::awaitable<void> BrowserRuntime::shut_down(BrowserRuntime* self) {
     co_await self->save_state(/*final=*/true);
   }
   self->stop_.cancel("keel is shutting down");
+  if (self->options_.attach && self->connection_ && !self->connection_->exited()) {
+    // A person's browser: keel takes away what it opened, and leaves the browser and their tabs running.
+    Result<void> released = co_await self->connection_->release(kReleaseTimeout);
+    (void)released;  // an own context goes with keel's connection anyway (disposeOnDetach)
+  }
   if (self->process_ && !self->process_->exit_status()) {
     if (self->client_) {
       self->client_->close(Error(codes::kCancelled, "keel is shutting down"));
@@ -269,24 +277,21 @@ asio::awaitable<Result<void>> BrowserRuntime::launch() {
   {
     MutexLock lock(mu_);
     pid_ = 0;
+    attached_ = false;
   }
-  Result<std::unique_ptr<BrowserProcess>> process =
-      BrowserProcess::launch(io_.get_executor(), options_.launch);
-  if (!process) co_return fail(process.error());
-  process_ = std::move(*process);
-  client_ = CdpClient::create(io_.get_executor(), process_->take_transport());
-  client_->start();
-  CallOptions first;
-  first.timeout = kFirstReplyTimeout;
-  Result<json> version = co_await client_->call("Browser.getVersion", json::object(), "", std::move(first));
-  if (!version) {
-    std::string tail = process_->stderr_tail(800);
-    process_.reset();
-    co_return fail(codes::kBrowserLaunchFailed,
-                   "Chromium started but did not answer: " + version.error().message() + "\n" + tail);
+  if (options_.attach) {
+    Result<void> attached = co_await attach_browser();
+    if (!attached) co_return fail(attached.error());
+  } else {
+    Result<void> started = co_await start_browser();
+    if (!started) co_return fail(started.error());
   }
   ConnectionOptions connection_options;
   connection_options.setup_timeout = options_.command_timeout;
+  if (options_.attach) {
+    connection_options.ownership = options_.attach->own_context ? BrowserOwnership::kAttachedOwnContext
+                                                                : BrowserOwnership::kAttachedDefaultContext;
+  }
   connection_options.download_dir = options_.download_dir;
   // The navigation guard: every document request and every commit of a tab is held to the policy of the
   // thread that owns the tab (a popup not yet adopted: its opener's tab; no owner at all: "", which a
@@ -304,10 +309,52 @@ asio::awaitable<Result<void>> BrowserRuntime::launch() {
   ++launches_;
   {
     MutexLock lock(mu_);
-    pid_ = process_->pid();
+    pid_ = process_ ? process_->pid() : 0;
+    attached_ = options_.attach.has_value();
   }
   if (launches_ > 1) co_await restore_tabs(connection_);
   asio::co_spawn(io_, watch(this, connection_, stop_.token()), asio::detached);
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> BrowserRuntime::start_browser() {
+  Result<std::unique_ptr<BrowserProcess>> process =
+      BrowserProcess::launch(io_.get_executor(), options_.launch);
+  if (!process) co_return fail(process.error());
+  process_ = std::move(*process);
+  client_ = CdpClient::create(io_.get_executor(), process_->take_transport());
+  client_->start();
+  CallOptions first;
+  first.timeout = kFirstReplyTimeout;
+  Result<json> version = co_await client_->call("Browser.getVersion", json::object(), "", std::move(first));
+  if (!version) {
+    std::string tail = process_->stderr_tail(800);
+    process_.reset();
+    co_return fail(codes::kBrowserLaunchFailed,
+                   "Chromium started but did not answer: " + version.error().message() + "\n" + tail);
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> BrowserRuntime::attach_browser() {
+  const std::string endpoint = options_.attach->endpoint;
+  // Only the browser keel was told to attach to: when it is gone, keel says so (and starts none instead).
+  const std::string gone = "; keel attaches only to the browser at " + endpoint +
+                           " (started with --remote-debugging-port) and never starts one in its place";
+  Result<std::unique_ptr<CdpTransport>> transport = co_await connect_websocket(
+      io_.get_executor(), endpoint, options_.launch.max_message_bytes, kFirstReplyTimeout);
+  if (!transport) co_return fail(Error(codes::kBrowserAttachFailed, transport.error().message() + gone));
+  client_ = CdpClient::create(io_.get_executor(), std::move(*transport));
+  client_->start();
+  CallOptions first;
+  first.timeout = kFirstReplyTimeout;
+  Result<json> version = co_await client_->call("Browser.getVersion", json::object(), "", std::move(first));
+  if (!version) {
+    client_->close(Error(codes::kBrowserAttachFailed, "no answer"));
+    client_.reset();
+    co_return fail(codes::kBrowserAttachFailed,
+                   "the browser at " + endpoint + " did not answer: " + version.error().message() + gone);
+  }
   co_return Result<void>{};
 }
 
@@ -343,8 +390,12 @@ asio::awaitable<void> BrowserRuntime::restore_tabs(std::shared_ptr<BrowserConnec
         reopened += "\n  tab " + std::to_string(*tab) + " (was tab " + std::to_string(old_tab) + "): blank";
       }
     }
+    const std::string how = options_.attach
+                                ? "The browser keel is attached to had gone away; keel attached to it again"
+                                : "The browser had exited and was relaunched";
     thread->add_notice(
-        "The browser had exited and was relaunched; this thread's tabs were reopened at their last URLs "
+        how +
+        "; this thread's tabs were reopened at their last URLs "
         "(GET, "
         "nothing was re-submitted):" +
         reopened +
@@ -665,7 +716,9 @@ Result<json> BrowserRuntime::take_over(const std::string& thread_id) {
   // The person gets a browser with nothing held down by keel and no keel input attached, showing the
   // thread's current tab (plan §1.8).
   if (thread) asio::co_spawn(io_, hand_over_input(this, thread), asio::detached);
-  return json{{"headed", !options_.launch.headless}, {"tabs", std::move(tabs)}};
+  // A browser keel attached to is the person's own, with its windows.
+  const bool headed = options_.attach || !options_.launch.headless;
+  return json{{"headed", headed}, {"tabs", std::move(tabs)}};
 }
 
 Result<json> BrowserRuntime::hand_back(const std::string& thread_id) {
@@ -689,7 +742,7 @@ json BrowserRuntime::state() const {
   MutexLock lock(mu_);
   json held = json::array();
   for (const std::string& thread_id : taken_over_) held.push_back(thread_id);
-  return json{{"takenOverThreads", std::move(held)}, {"running", pid_ != 0}};
+  return json{{"takenOverThreads", std::move(held)}, {"running", pid_ != 0 || attached_}};
 }
 
 }  // namespace keel::browser

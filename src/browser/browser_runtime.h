@@ -19,6 +19,13 @@
 //     thread's tabs at their last URLs (GET, never a reload) and starts the result with a notice; refs from
 //     before are answered with browser.unknown_ref "from before keel restarted". A file that cannot be read
 //     is reported (state_file_error(), on_state_file_error) and ignored.
+//   - With RuntimeOptions::attach, the first operation attaches to a browser a person runs instead of
+//     launching one. keel works only in the tabs it opens (and their popups), in its own browser context
+//     by default; the person's tabs are never attached, paused or listed. When that browser went away, the
+//     op fails with browser.crashed and the next one attaches again to the same endpoint (reopening the
+//     threads' tabs), or fails with browser.attach_failed naming it: keel never starts or kills a browser it
+//     did not launch. At shutdown keel disposes its context (or closes its tabs in the default context) and
+//     disconnects; the browser and the person's tabs stay.
 //   - While a person holds the browser (take_over), every operation fails with browser.taken_over; the
 //     operations in flight are cancelled, held keys and buttons released and the L2 sessions detached.
 //   - The destructor cancels everything, closes the browser and joins the thread. Work on the runtime's
@@ -60,8 +67,21 @@
 
 namespace keel::browser {
 
+// A browser a person runs, to attach to instead of launching one (docs/browser.md "Attach to a running
+// browser").
+struct AttachSpec {
+  // "http://127.0.0.1:9222" (GET /json/version names the WebSocket) or the browser's "ws://" URL; loopback
+  // only.
+  std::string endpoint;
+  // true: keel's tabs live in a browser context of keel's own, disposed at shutdown; false: in the person's
+  // default context (their logins), and keel closes the tabs it opened at shutdown.
+  bool own_context = true;
+};
+
 struct RuntimeOptions {
-  LaunchSpec launch;
+  LaunchSpec launch;  // unused when `attach` is set
+  // Set: the runtime attaches to this browser instead of launching one (see the header comment).
+  std::optional<AttachSpec> attach;
   std::chrono::milliseconds command_timeout{30'000};
   std::chrono::milliseconds navigation_timeout{15'000};
   std::chrono::milliseconds screenshot_timeout{10'000};
@@ -226,7 +246,11 @@ class BrowserRuntime final : public TakeoverTarget {
 
   void start_next(const std::string& thread_id);
   static boost::asio::awaitable<void> run_op(BrowserRuntime* self, std::string thread_id, Pending pending);
+  // Launches the browser, or attaches to the person's (RuntimeOptions::attach); then the connection.
   boost::asio::awaitable<Result<void>> launch();
+  // The CDP client of a newly started browser (process_ set), or of the browser attached to.
+  boost::asio::awaitable<Result<void>> start_browser();
+  boost::asio::awaitable<Result<void>> attach_browser();
   // Before an op: a tab of the thread whose renderer crashed is replaced by a new tab at its last URL (GET),
   // with a notice; its refs are stale.
   boost::asio::awaitable<void> reopen_crashed_tabs(std::shared_ptr<BrowserThread> thread);
@@ -276,6 +300,7 @@ class BrowserRuntime final : public TakeoverTarget {
   std::map<std::string, ThreadView> views_ GUARDED_BY(mu_);
   std::set<std::string> taken_over_ GUARDED_BY(mu_);  // threads whose browser a person holds
   int pid_ GUARDED_BY(mu_) = 0;
+  bool attached_ GUARDED_BY(mu_) = false;  // connected to a browser keel attached to
   bool stopping_ GUARDED_BY(mu_) = false;
 };
 

@@ -2,20 +2,21 @@
 
 #include <string>
 
-#include "browser/browser_errors.h"
 #include "browser/browser_state_file.h"
 
 namespace keel::cli {
 
 Result<browser::RuntimeOptions> browser_runtime_options(const config::BrowserConfig& config,
                                                         const std::filesystem::path& data_dir) {
-  if (!config.attach.empty()) {
-    return fail(codes::kBrowserAttachFailed,
-                "browser.attach (" + config.attach +
-                    ") is not supported by this build yet; leave it empty to let "
-                    "keel launch its own Chromium");
-  }
   browser::RuntimeOptions options;
+  if (!config.attach.empty()) {
+    // The person's running browser (docs/browser.md "Attach to a running browser"); config validation has
+    // refused a profile with it, and the launch options below stay unused.
+    browser::AttachSpec attach;
+    attach.endpoint = config.attach;
+    attach.own_context = config.attach_context == config::BrowserConfig::AttachContext::kOwn;
+    options.attach = std::move(attach);
+  }
   options.launch.executable = config.executable;
   options.launch.headless = config.headless;
   switch (config.profile) {

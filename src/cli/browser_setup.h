@@ -2,8 +2,7 @@
 //
 // browser_runtime_options() is the one mapping from config::BrowserConfig to browser::RuntimeOptions (every
 // command that offers the browser tools uses it: run, chat, serve, mcp-server, demo). Pure.
-// Not supported yet: `attach` (a browser that runs already) — refused with browser.attach_failed rather
-// than silently launching a browser of keel's own.
+// With `attach` set the runtime attaches to that running browser (RuntimeOptions::attach) and launches none.
 #pragma once
 
 #include <filesystem>
