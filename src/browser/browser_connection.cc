@@ -57,7 +57,9 @@ constexpr size_t kMaxDialogDocuments = 64;
 }  // namespace
 
 BrowserConnection::BrowserConnection(PrivateTag, std::shared_ptr<CdpClient> client, ConnectionOptions options)
-    : client_(std::move(client)), options_(options) {}
+    : client_(std::move(client)),
+      options_(options),
+      next_tab_id_(std::max<int64_t>(options_.tab_ids_above, 0) + 1) {}
 
 asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserConnection::start(
     std::shared_ptr<CdpClient> client, ConnectionOptions options) {
@@ -419,7 +421,16 @@ void BrowserConnection::on_attached(const CdpEvent& event) {
       if (existing.target_id == target_id && !existing.closed) return;
     }
     TabState tab;
-    tab.tab_id = next_tab_id_++;
+    auto chosen = chosen_by_target_.find(target_id);
+    if (chosen != chosen_by_target_.end()) {
+      tab.tab_id = chosen->second;
+      chosen_by_target_.erase(chosen);
+      choosing_tab_ids_.erase(tab.tab_id);
+      drop_crashed_tab(tab.tab_id);
+    } else {
+      tab.tab_id = next_tab_id_++;
+    }
+    used_tab_ids_.insert(tab.tab_id);
     tab.target_id = target_id;
     tab.session_id = session_id;
     tab.apply_target_info(info);
@@ -593,16 +604,29 @@ asio::awaitable<Result<void>> BrowserConnection::wait_until(std::function<bool()
   }
 }
 
-asio::awaitable<Result<int64_t>> BrowserConnection::create_tab(std::chrono::milliseconds timeout) {
+asio::awaitable<Result<int64_t>> BrowserConnection::create_tab(std::chrono::milliseconds timeout,
+                                                               std::optional<int64_t> tab_id) {
   std::shared_ptr<BrowserConnection> self = shared_from_this();
+  if (exited_) co_return fail(*exited_);
+  if (tab_id) {
+    if (std::optional<std::string> refused = chosen_id_refused(*tab_id)) {
+      co_return fail(codes::kInvalidArgument, *refused);
+    }
+    choosing_tab_ids_.insert(*tab_id);
+    // The ids the connection gives itself stay above every chosen one.
+    next_tab_id_ = std::max(next_tab_id_, *tab_id + 1);
+  }
   json params = {{"url", "about:blank"}};
   if (!browser_context_id_.empty()) params["browserContextId"] = browser_context_id_;
   CallOptions options;
   options.timeout = timeout;
   Result<json> created = co_await call("Target.createTarget", std::move(params), "", std::move(options));
+  const std::string target_id = created ? text_of(*created, "targetId") : std::string();
+  if (tab_id && target_id.empty()) choosing_tab_ids_.erase(*tab_id);
   if (!created) co_return fail(created.error());
-  const std::string target_id = text_of(*created, "targetId");
   if (target_id.empty()) co_return fail(codes::kBrowserCdpError, "Target.createTarget gave no targetId");
+  // Chromium may announce the new target (Target.attachedToTarget) before or after this reply.
+  if (tab_id) give_chosen_id(target_id, *tab_id);
   if (attached_to_persons_browser()) {
     // No browser-wide auto-attach in a person's browser (see start()): keel attaches to its tab itself.
     // The tab is blank, so nothing of it ran unguarded before its session is set up.
@@ -614,6 +638,10 @@ asio::awaitable<Result<int64_t>> BrowserConnection::create_tab(std::chrono::mill
         co_await call("Target.attachToTarget", std::move(attach), "", std::move(attach_options));
     if (!attached) {
       attaching_.erase(target_id);
+      if (tab_id) {
+        chosen_by_target_.erase(target_id);
+        choosing_tab_ids_.erase(*tab_id);
+      }
       co_return fail(attached.error());
     }
   }
@@ -814,6 +842,59 @@ std::vector<int64_t> BrowserConnection::tab_ids() const {
   std::vector<int64_t> ids;
   for (const auto& [id, state] : tabs_) ids.push_back(id);
   return ids;
+}
+
+std::optional<std::string> BrowserConnection::chosen_id_refused(int64_t tab_id) const {
+  const std::string name = "tab id " + std::to_string(tab_id);
+  if (tab_id <= 0) return name + " is not a positive number";
+  if (choosing_tab_ids_.contains(tab_id)) return name + " is being given to another new tab";
+  if (!used_tab_ids_.contains(tab_id)) return std::nullopt;
+  const TabState* holder = tab(tab_id);
+  if (holder != nullptr && holder->crashed) return std::nullopt;  // its replacement takes it over
+  return name + (holder != nullptr ? " is in use" : " belonged to a tab that was closed");
+}
+
+void BrowserConnection::drop_crashed_tab(int64_t tab_id) {
+  auto dead = tabs_.find(tab_id);
+  if (dead == tabs_.end()) return;
+  // Its sessions go too: a late Target.detachedFromTarget of one must not close the new tab.
+  std::erase_if(sessions_, [tab_id](const auto& entry) { return entry.second.tab_id == tab_id; });
+  tabs_.erase(dead);
+}
+
+void BrowserConnection::give_chosen_id(const std::string& target_id, int64_t tab_id) {
+  auto attached = std::find_if(tabs_.begin(), tabs_.end(), [&target_id](const auto& entry) {
+    return entry.second.target_id == target_id && !entry.second.closed;
+  });
+  if (attached == tabs_.end()) {
+    chosen_by_target_[target_id] = tab_id;  // on_attached gives it
+    return;
+  }
+  choosing_tab_ids_.erase(tab_id);
+  const int64_t provisional = attached->first;
+  if (provisional == tab_id) return;
+  // Attached first: renumbered before anyone outside the connection could have taken its provisional id
+  // (create_tab has not returned it, no thread owns the tab), so that id was never a page's to anyone and
+  // the next tab may have it.
+  auto node = tabs_.extract(attached);
+  used_tab_ids_.erase(provisional);
+  if (provisional == next_tab_id_ - 1) --next_tab_id_;
+  drop_crashed_tab(tab_id);
+  node.key() = tab_id;
+  node.mapped().tab_id = tab_id;
+  node.mapped().touch();
+  tabs_.insert(std::move(node));
+  used_tab_ids_.insert(tab_id);
+  for (auto& [session_id, info] : sessions_) {
+    if (info.tab_id == provisional) info.tab_id = tab_id;
+  }
+  for (auto& [call_id, pending] : pending_calls_) {
+    if (pending->tab_id == provisional) pending->tab_id = tab_id;
+  }
+  for (auto& [id, other] : tabs_) {
+    if (other.opener_tab == provisional) other.opener_tab = tab_id;
+  }
+  changed();
 }
 
 TabState* BrowserConnection::tab_of_session(const std::string& session_id) {

@@ -16,9 +16,11 @@
 //     browser-wide auto-attach, the navigation guard's Fetch is enabled per keel session, and the download
 //     rule is set for keel's own browser context only (in the default context, not at all). With an own
 //     context, keel's tabs live in a context start() creates and release() disposes.
-//   - Every page target keel attached is a tab (ids 1, 2, … in attach order). Its TabState is updated from
-//   its sessions'
-//     events, in arrival order, on the client's executor.
+//   - Every page target keel attached is a tab. Its id is the one create_tab was asked to give it, or else
+//   the next one in
+//     attach order above ConnectionOptions::tab_ids_above (1, 2, … by default); an id never comes back to
+//     mean another page in the connection's life (only the replacement of a crashed tab may take its id). Its
+//     TabState is updated from its sessions' events, in arrival order, on the client's executor.
 //   - A tab whose renderer crashed (Target.targetCrashed, Inspector.targetCrashed) is marked crashed: its
 //     sessions' pending calls fail now, and later calls on it fail at once, with browser.tab_crashed. The
 //     browser and its other tabs keep working.
@@ -75,6 +77,10 @@ struct ConnectionOptions {
   std::filesystem::path download_dir;
   // The clock of the dialog-loop rule (injectable for tests); unset = std::chrono::steady_clock::now.
   std::function<std::chrono::steady_clock::time_point()> clock;
+  // The tabs the connection numbers itself get ids above this: the highest id an earlier browser's tabs
+  // had, so that none of them comes back to mean another page (their own reopened tabs take theirs back
+  // through create_tab).
+  int64_t tab_ids_above = 0;
 };
 
 class BrowserConnection : public std::enable_shared_from_this<BrowserConnection> {
@@ -97,8 +103,12 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   boost::asio::awaitable<Result<nlohmann::json>> call(std::string method, nlohmann::json params,
                                                       std::string session_id, CallOptions options);
 
-  // Opens a page at about:blank and waits until its session is set up. Returns the tab id.
-  boost::asio::awaitable<Result<int64_t>> create_tab(std::chrono::milliseconds timeout);
+  // Opens a page at about:blank and waits until its session is set up. Returns the tab id: `tab_id` when
+  // given, else the next one. A chosen id must be positive and free: invalid_argument when a tab of this
+  // connection has or had it, or another create_tab is giving it — except a crashed tab's id, which its
+  // replacement takes over (the crashed tab is then forgotten).
+  boost::asio::awaitable<Result<int64_t>> create_tab(std::chrono::milliseconds timeout,
+                                                     std::optional<int64_t> tab_id = std::nullopt);
   // Attached to a person's browser: gives it back as keel found it — disposes keel's browser context (which
   // closes its tabs), or in the default context closes the tabs keel opened. Nothing for a launched one.
   boost::asio::awaitable<Result<void>> release(std::chrono::milliseconds timeout);
@@ -129,6 +139,8 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   // change and remove tabs meanwhile.
   const TabState* tab(int64_t tab_id) const;
   std::vector<int64_t> tab_ids() const;
+  // The highest tab id given so far, or ConnectionOptions::tab_ids_above when higher.
+  int64_t highest_tab_id() const { return next_tab_id_ - 1; }
   // The browser's exit, once the connection ended.
   const std::optional<Error>& exited() const { return exited_; }
   // The browser context keel's tabs open in ("" = the browser's default context).
@@ -176,6 +188,13 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   void on_exit(const Error& why);
   void changed();
   TabState* tab_of_session(const std::string& session_id);
+  // Whether create_tab may give this id (see there); a message saying why not otherwise.
+  std::optional<std::string> chosen_id_refused(int64_t tab_id) const;
+  // Makes room for a chosen id: a crashed tab that had it is forgotten with its sessions.
+  void drop_crashed_tab(int64_t tab_id);
+  // The target that create_tab opened with a chosen id is known: its tab takes the id now if it is
+  // attached already (renumbered from the one it got), else when it attaches.
+  void give_chosen_id(const std::string& target_id, int64_t tab_id);
   // Sets a new session up and resumes it (see the header comment).
   static boost::asio::awaitable<void> set_up_session(std::shared_ptr<BrowserConnection> self,
                                                      std::string session_id, std::string type);
@@ -196,6 +215,9 @@ class BrowserConnection : public std::enable_shared_from_this<BrowserConnection>
   std::string browser_context_id_;
   // Attached to a person's browser: targets keel asked to attach to (Target.attachToTarget sent).
   std::set<std::string> attaching_;
+  std::set<int64_t> used_tab_ids_;                   // every id a tab of this connection had
+  std::set<int64_t> choosing_tab_ids_;               // chosen ids of create_tab calls under way
+  std::map<std::string, int64_t> chosen_by_target_;  // target id -> chosen id, until its tab attaches
   std::optional<Error> exited_;
   // Waiters of wait_until: each a timer that changed() cancels.
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;

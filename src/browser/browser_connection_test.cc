@@ -98,7 +98,7 @@ class BrowserConnectionTest : public ::testing::Test {
       return {{"frameTree",
                {{"frame", {{"id", targets_[session]}, {"loaderId", "L-" + session}, {"url", url}}}}}};
     }
-    if (method == "Target.createTarget") return {{"targetId", "T-created"}};
+    if (method == "Target.createTarget") return {{"targetId", created_target_}};
     if (method == "Target.createBrowserContext") return {{"browserContextId", "CTX"}};
     if (method == "Target.getTargetInfo") {
       return {{"targetInfo",
@@ -161,6 +161,7 @@ class BrowserConnectionTest : public ::testing::Test {
   std::map<std::string, std::string> targets_;
   std::map<std::string, std::string> frame_urls_;  // session -> its main frame's URL (default about:blank)
   std::function<json(const json&)> script_reply_;
+  std::string created_target_ = "T-created";  // the target id Target.createTarget answers
 };
 
 TEST_F(BrowserConnectionTest, StartDiscoversTargetsAndAutoAttachesPausedAndFlattened) {
@@ -281,6 +282,139 @@ TEST_F(BrowserConnectionTest, CreateTabReturnsOnceTheNewPageIsSetUp) {
   ASSERT_TRUE(created->has_value());
   ASSERT_TRUE(**created) << (*created)->error().to_string();
   EXPECT_EQ(***created, 1);
+}
+
+TEST_F(BrowserConnectionTest, ANewTabTakesTheIdItWasGivenWhenItAttachesAfterTheReply) {
+  auto connection = start_connection();
+  std::optional<int64_t> chosen = 5;
+  auto created = spawn(connection->create_tab(std::chrono::seconds(30), chosen));
+  EXPECT_FALSE(created->has_value());
+  attach("S9", "T-created", "page");
+  ASSERT_TRUE(created->has_value());
+  ASSERT_TRUE(**created) << (*created)->error().to_string();
+  EXPECT_EQ(***created, 5);
+  ASSERT_NE(connection->tab(5), nullptr);
+  EXPECT_EQ(connection->tab(5)->session_id, "S9");
+  EXPECT_EQ(connection->tab_ids(), std::vector<int64_t>{5});
+  // The ids the connection gives itself stay above it.
+  attach("S10", "T10", "page");
+  EXPECT_EQ(connection->tab_ids(), (std::vector<int64_t>{5, 6}));
+  EXPECT_EQ(connection->highest_tab_id(), 6);
+}
+
+TEST_F(BrowserConnectionTest, ANewTabThatAttachesBeforeTheReplyIsRenumberedToTheIdItWasGiven) {
+  auto connection = start_connection();
+  held_.insert("Target.createTarget");
+  std::optional<int64_t> chosen = 9;
+  auto created = spawn(connection->create_tab(std::chrono::seconds(30), chosen));
+  attach("S2", "T2", "page");
+  // Attached first under the next id (above the chosen one).
+  ASSERT_EQ(connection->tab_ids(), std::vector<int64_t>{10});
+  const std::vector<json> creates = all_of("Target.createTarget");
+  ASSERT_EQ(creates.size(), 1u);
+  wire_->deliver(json{{"id", creates[0]["id"]}, {"result", {{"targetId", "T2"}}}}.dump());
+  pump();
+  ASSERT_TRUE(created->has_value());
+  ASSERT_TRUE(**created) << (*created)->error().to_string();
+  EXPECT_EQ(***created, 9);
+  EXPECT_EQ(connection->tab_ids(), std::vector<int64_t>{9});
+  ASSERT_NE(connection->tab(9), nullptr);
+  EXPECT_EQ(connection->tab(9)->target_id, "T2");
+  // Its session's events reach it under the new id, and its end removes it.
+  deliver_event("Target.detachedFromTarget", json{{"sessionId", "S2"}});
+  EXPECT_EQ(connection->tab(9), nullptr);
+  // The id it had for that moment was nobody's: the next tab gets it; the chosen one is never given again.
+  attach("S3", "T3", "page");
+  EXPECT_EQ(connection->tab_ids(), std::vector<int64_t>{10});
+  std::optional<int64_t> nine = 9;
+  Result<int64_t> again = run(connection->create_tab(std::chrono::seconds(5), nine));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), codes::kInvalidArgument);
+}
+
+TEST_F(BrowserConnectionTest, AChosenIdInUseClosedOrBeingGivenIsRefused) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  std::optional<int64_t> one = 1;
+  Result<int64_t> taken = run(connection->create_tab(std::chrono::seconds(5), one));
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().code(), codes::kInvalidArgument);
+  EXPECT_NE(taken.error().message().find("tab id 1 is in use"), std::string::npos) << taken.error().message();
+  std::optional<int64_t> zero = 0;
+  Result<int64_t> not_positive = run(connection->create_tab(std::chrono::seconds(5), zero));
+  ASSERT_FALSE(not_positive);
+  EXPECT_EQ(not_positive.error().code(), codes::kInvalidArgument);
+  EXPECT_EQ(all_of("Target.createTarget").size(), 0u) << "nothing was opened for a refused id";
+
+  // Closed: the id never comes back to mean another page.
+  deliver_event("Target.detachedFromTarget", json{{"sessionId", "S1"}});
+  ASSERT_EQ(connection->tab(1), nullptr);
+  Result<int64_t> closed = run(connection->create_tab(std::chrono::seconds(5), one));
+  ASSERT_FALSE(closed);
+  EXPECT_EQ(closed.error().code(), codes::kInvalidArgument);
+  EXPECT_NE(closed.error().message().find("belonged to a tab that was closed"), std::string::npos)
+      << closed.error().message();
+  attach("S2", "T2", "page");
+  EXPECT_EQ(connection->tab_ids(), std::vector<int64_t>{2});
+
+  // Being given by another create_tab still waiting for its page.
+  held_.insert("Target.createTarget");
+  std::optional<int64_t> seven = 7;
+  auto first = spawn(connection->create_tab(std::chrono::seconds(30), seven));
+  Result<int64_t> second = run(connection->create_tab(std::chrono::seconds(5), seven));
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message().find("is being given to another new tab"), std::string::npos)
+      << second.error().message();
+  EXPECT_FALSE(first->has_value());
+}
+
+TEST_F(BrowserConnectionTest, TabIdsStartAboveTheEarlierBrowsersAndPopupsGetFreshOnes) {
+  ConnectionOptions options;
+  options.tab_ids_above = 12;
+  auto connection = start_connection(options);
+  EXPECT_EQ(connection->highest_tab_id(), 12);
+  attach("S1", "T1", "page");  // the new browser's first page
+  EXPECT_EQ(connection->tab_ids(), std::vector<int64_t>{13});
+  // An earlier browser's tab reopened under its id.
+  std::optional<int64_t> old_id = 3;
+  auto reopened = spawn(connection->create_tab(std::chrono::seconds(30), old_id));
+  attach("S9", "T-created", "page");
+  ASSERT_TRUE(reopened->has_value());
+  ASSERT_TRUE(**reopened) << (*reopened)->error().to_string();
+  EXPECT_EQ(***reopened, 3);
+  // A popup the reopened page opens gets an id above every one.
+  targets_["S4"] = "T4";
+  json popup = {{"sessionId", "S4"},
+                {"targetInfo",
+                 {{"targetId", "T4"}, {"type", "page"}, {"url", "about:blank"}, {"openerId", "T-created"}}},
+                {"waitingForDebugger", true}};
+  deliver_event("Target.attachedToTarget", std::move(popup));
+  ASSERT_NE(connection->tab(14), nullptr);
+  EXPECT_EQ(connection->tab(14)->opener_tab, 3);
+  EXPECT_EQ(connection->highest_tab_id(), 14);
+}
+
+TEST_F(BrowserConnectionTest, TheReplacementOfACrashedTabTakesItsId) {
+  auto connection = start_connection();
+  attach("S1", "T1", "page");
+  deliver_event("Target.targetCrashed", json{{"targetId", "T1"}, {"status", "crashed"}});
+  ASSERT_TRUE(connection->tab(1)->crashed);
+  created_target_ = "T-new";
+  std::optional<int64_t> same = 1;
+  auto replaced = spawn(connection->create_tab(std::chrono::seconds(30), same));
+  attach("S2", "T-new", "page");
+  ASSERT_TRUE(replaced->has_value());
+  ASSERT_TRUE(**replaced) << (*replaced)->error().to_string();
+  EXPECT_EQ(***replaced, 1);
+  ASSERT_NE(connection->tab(1), nullptr);
+  EXPECT_EQ(connection->tab(1)->target_id, "T-new");
+  EXPECT_FALSE(connection->tab(1)->crashed);
+  // The crashed page's session ending late does not close its replacement.
+  deliver_event("Target.detachedFromTarget", json{{"sessionId", "S1"}});
+  ASSERT_NE(connection->tab(1), nullptr);
+  EXPECT_FALSE(connection->tab(1)->closed);
+  Result<json> works = run(evaluate(connection, "S2"));
+  EXPECT_TRUE(works) << works.error().to_string();
 }
 
 TEST_F(BrowserConnectionTest, CallScriptRunsTheFunctionInKeelsWorldAndReturnsItsValue) {

@@ -59,25 +59,36 @@ std::vector<ReopenTab> reopen_plan(const SavedThread& saved) {
   return plan;
 }
 
-std::string restart_notice(const std::vector<ReopenedTab>& tabs, bool persistent_profile) {
-  std::string text =
-      "keel restarted: the browser was relaunched and this thread's tabs were reopened at their last URLs "
-      "(loaded again with GET; nothing was re-submitted):";
+std::string restart_notice(const std::vector<ReopenedTab>& tabs, ReopenCause cause, bool persistent_profile,
+                           bool attached) {
+  const bool restarted = cause == ReopenCause::kKeelRestarted;
+  std::string text;
+  if (restarted) {
+    text = attached ? "keel restarted and attached to the browser again; this thread's tabs"
+                    : "keel restarted: the browser was relaunched and this thread's tabs";
+  } else {
+    text = attached ? "The browser keel is attached to had gone away and keel attached to it again; this "
+                      "thread's tabs"
+                    : "The browser had exited and was relaunched; this thread's tabs";
+  }
+  text +=
+      " were reloaded at their last URLs under the same tab ids (loaded again with GET; nothing was "
+      "re-submitted):";
   for (const ReopenedTab& tab : tabs) {
     const std::string where = tab.url.empty() ? std::string("blank") : tab.url;
-    if (tab.tab_id == 0) {
-      text +=
-          "\n  tab " + std::to_string(tab.old_tab) + " (" + where + ") could not be reopened: " + tab.problem;
+    if (!tab.opened) {
+      text += "\n  tab " + std::to_string(tab.tab_id) + " (" + where +
+              ") is gone: it could not be reopened (" + tab.problem + ")";
       continue;
     }
-    text +=
-        "\n  tab " + std::to_string(tab.tab_id) + " (was tab " + std::to_string(tab.old_tab) + "): " + where;
+    text += "\n  tab " + std::to_string(tab.tab_id) + (tab.current ? " (current): " : ": ") + where;
     if (!tab.problem.empty()) text += " (did not load: " + tab.problem + ")";
   }
   if (tabs.empty()) text += " none";
   text += "\nThe pages were reloaded, so refs from earlier snapshots no longer work: take a new snapshot.";
-  if (!persistent_profile) {
-    text += "\nThe browser profile is temporary: cookies and logins from before the restart are gone.";
+  if (!persistent_profile && !attached) {
+    text += std::string("\nThe browser profile is temporary: cookies and logins from before the ") +
+            (restarted ? "restart" : "relaunch") + " are gone.";
   }
   return text;
 }

@@ -65,17 +65,24 @@ struct ReopenTab {
 // marked (an older writer), the last one is. Only http(s) URLs are loaded again.
 std::vector<ReopenTab> reopen_plan(const SavedThread& saved);
 
-// How one reopened tab fared.
+// How one reopened tab fared. A tab is reopened under its old id, so that `tab: N` means the same page.
 struct ReopenedTab {
-  int64_t tab_id = 0;  // the new tab; 0 when it could not be opened
-  int64_t old_tab = 0;
-  std::string url;      // "" = blank
-  std::string problem;  // "" = loaded
+  int64_t tab_id = 0;
+  std::string url;       // "" = blank
+  bool opened = false;   // false: it could not be reopened and is gone
+  bool current = false;  // the thread's current tab again
+  std::string problem;   // why it is gone, or why its page did not load; "" = loaded
 };
 
-// The notice put before the first result after a restart: keel restarted, the browser was relaunched,
-// which tabs were reopened where, that the pages were reloaded and old refs no longer work. With a temporary
-// profile it adds that cookies and logins from before are gone.
-std::string restart_notice(const std::vector<ReopenedTab>& tabs, bool persistent_profile);
+// Why the tabs were reopened: keel itself restarted (the state file), or the browser exited and was
+// relaunched (attached again, for a browser keel attaches to) while keel ran.
+enum class ReopenCause { kKeelRestarted, kBrowserRelaunched };
+
+// The notice put before the first result after the reopening: what happened, that the tabs were reloaded at
+// their last URLs under the same ids (naming each, and each that is gone), and that refs from earlier
+// snapshots no longer work. With a temporary profile it adds that cookies and logins from before are gone
+// (not for a browser keel is `attached` to: its profile is the person's, and keel did not start it).
+std::string restart_notice(const std::vector<ReopenedTab>& tabs, ReopenCause cause, bool persistent_profile,
+                           bool attached = false);
 
 }  // namespace keel::browser

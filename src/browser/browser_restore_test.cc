@@ -48,6 +48,7 @@ TEST(SavedThread, KeepsTabsInOrderWithTheCurrentOneAndBlankForPagesWithoutAUrl) 
   EXPECT_EQ(saved.tabs[2].url, "about:blank");
   // What it writes is what the file's strict decoder accepts.
   BrowserState state;
+  state.tab_high_water = 7;
   state.threads["t"] = saved;
   Result<BrowserState> decoded = decode_browser_state(encode_browser_state(state));
   ASSERT_TRUE(decoded) << decoded.error().message();
@@ -91,22 +92,68 @@ TEST(ReopenPlan, WithoutACurrentTabTheLastOneBecomesCurrent) {
   EXPECT_TRUE(reopen_plan(SavedThread{}).empty());
 }
 
-TEST(RestartNotice, NamesTheTabsTheReloadAndTheStaleRefs) {
-  const std::string notice = restart_notice(
-      {{2, 1, "https://a.example/x", ""}, {3, 4, "", ""}, {0, 5, "https://b.example/", "timeout"}}, true);
+// One line of a notice: a tab reopened (or not) under its id.
+ReopenedTab notice_tab(int64_t id, std::string url, bool opened, bool current = false,
+                       std::string problem = "") {
+  ReopenedTab tab;
+  tab.tab_id = id;
+  tab.url = std::move(url);
+  tab.opened = opened;
+  tab.current = current;
+  tab.problem = std::move(problem);
+  return tab;
+}
+
+TEST(RestartNotice, SaysTheTabsWereReloadedUnderTheSameIdsAndWhichAreGone) {
+  const std::string notice =
+      restart_notice({notice_tab(1, "https://a.example/x", true), notice_tab(4, "", true, true),
+                      notice_tab(5, "https://b.example/", false, false, "timeout"),
+                      notice_tab(6, "https://c.example/", true, false, "net::ERR_CONNECTION_REFUSED")},
+                     ReopenCause::kKeelRestarted, true);
   EXPECT_NE(notice.find("keel restarted"), std::string::npos) << notice;
   EXPECT_NE(notice.find("relaunched"), std::string::npos) << notice;
-  EXPECT_NE(notice.find("tab 2 (was tab 1): https://a.example/x"), std::string::npos) << notice;
-  EXPECT_NE(notice.find("tab 3 (was tab 4): blank"), std::string::npos) << notice;
-  EXPECT_NE(notice.find("tab 5 (https://b.example/) could not be reopened: timeout"), std::string::npos)
+  EXPECT_NE(notice.find("under the same tab ids"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("\n  tab 1: https://a.example/x\n"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("\n  tab 4 (current): blank\n"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("tab 5 (https://b.example/) is gone: it could not be reopened (timeout)"),
+            std::string::npos)
       << notice;
+  EXPECT_NE(notice.find("tab 6: https://c.example/ (did not load: net::ERR_CONNECTION_REFUSED)"),
+            std::string::npos)
+      << notice;
+  EXPECT_EQ(notice.find("was tab"), std::string::npos) << "no old -> new map: " << notice;
+  EXPECT_NE(notice.find("refs from earlier snapshots no longer work"), std::string::npos) << notice;
   EXPECT_NE(notice.find("take a new snapshot"), std::string::npos) << notice;
   EXPECT_EQ(notice.find("temporary"), std::string::npos) << notice;
 }
 
 TEST(RestartNotice, SaysThatATemporaryProfileLostItsLogins) {
-  const std::string notice = restart_notice({{2, 1, "https://a.example/", ""}}, false);
+  const std::string notice =
+      restart_notice({notice_tab(1, "https://a.example/", true)}, ReopenCause::kKeelRestarted, false);
   EXPECT_NE(notice.find("cookies and logins from before the restart are gone"), std::string::npos) << notice;
+}
+
+TEST(RestartNotice, ABrowserRelaunchIsNamedAsSuch) {
+  const std::string notice =
+      restart_notice({notice_tab(2, "https://a.example/", true)}, ReopenCause::kBrowserRelaunched, false);
+  EXPECT_EQ(notice.find("keel restarted"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("The browser had exited and was relaunched"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("tab 2: https://a.example/"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("cookies and logins from before the relaunch are gone"), std::string::npos) << notice;
+}
+
+TEST(RestartNotice, ABrowserKeelIsAttachedToIsNeitherRelaunchedNorItsProfileTemporary) {
+  const std::string again = restart_notice({notice_tab(2, "https://a.example/", true)},
+                                           ReopenCause::kBrowserRelaunched, false, /*attached=*/true);
+  EXPECT_NE(again.find("attached to it again"), std::string::npos) << again;
+  EXPECT_EQ(again.find("relaunched"), std::string::npos) << again;
+  EXPECT_EQ(again.find("temporary"), std::string::npos) << again;
+  const std::string restarted = restart_notice({notice_tab(2, "https://a.example/", true)},
+                                               ReopenCause::kKeelRestarted, false, /*attached=*/true);
+  EXPECT_NE(restarted.find("keel restarted and attached to the browser again"), std::string::npos)
+      << restarted;
+  EXPECT_EQ(restarted.find("relaunched"), std::string::npos) << restarted;
+  EXPECT_EQ(restarted.find("temporary"), std::string::npos) << restarted;
 }
 
 }  // namespace

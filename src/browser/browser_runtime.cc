@@ -270,6 +270,7 @@ asio::awaitable<Result<std::shared_ptr<BrowserConnection>>> BrowserRuntime::conn
 asio::awaitable<Result<void>> BrowserRuntime::launch() {
   std::optional<Error> previous_exit;
   if (connection_) previous_exit = connection_->exited();
+  if (connection_) tab_high_water_ = std::max(tab_high_water_, connection_->highest_tab_id());
   connection_.reset();
   if (client_) client_->close(Error(codes::kBrowserCrashed, "relaunching"));
   client_.reset();
@@ -293,6 +294,8 @@ asio::awaitable<Result<void>> BrowserRuntime::launch() {
                                                                 : BrowserOwnership::kAttachedDefaultContext;
   }
   connection_options.download_dir = options_.download_dir;
+  // New tabs get ids above every earlier one; the reopened tabs take their old ids back.
+  connection_options.tab_ids_above = tab_high_water_;
   // The navigation guard: every document request and every commit of a tab is held to the policy of the
   // thread that owns the tab (a popup not yet adopted: its opener's tab; no owner at all: "", which a
   // policy answers for no thread in particular).
@@ -374,32 +377,40 @@ asio::awaitable<void> BrowserRuntime::restore_tabs(std::shared_ptr<BrowserConnec
     thread->current_ = 0;
     thread->last_outlines_.clear();
     thread->last_urls_.clear();
-    std::string reopened;
+    thread->last_boxes_.clear();
+    std::vector<ReopenedTab> reopened;
     for (int64_t old_tab : old_tabs) {
-      const std::string url = urls.contains(old_tab) ? urls[old_tab] : "";
-      Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout);
-      if (!tab) break;
-      thread->adopt(*tab);
-      if (old_tab == old_current || thread->current_ == 0) thread->set_current(*tab);
-      if (reopenable(url)) {
-        CancellationToken never;
-        Result<void> loaded = co_await connection->navigate(*tab, url, options_.navigation_timeout, never);
-        reopened += "\n  tab " + std::to_string(*tab) + " (was tab " + std::to_string(old_tab) + "): " + url +
-                    (loaded ? "" : " (did not load: " + loaded.error().message() + ")");
-      } else {
-        reopened += "\n  tab " + std::to_string(*tab) + " (was tab " + std::to_string(old_tab) + "): blank";
+      ReopenedTab outcome;
+      outcome.tab_id = old_tab;
+      outcome.url = urls.contains(old_tab) && reopenable(urls[old_tab]) ? urls[old_tab] : "";
+      std::optional<int64_t> same_id = old_tab;
+      Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout, same_id);
+      if (!tab) {
+        outcome.problem = tab.error().message();
+        reopened.push_back(std::move(outcome));
+        continue;
       }
+      outcome.opened = true;
+      thread->adopt(*tab);
+      if (!outcome.url.empty()) {
+        CancellationToken never;
+        Result<void> loaded =
+            co_await connection->navigate(*tab, outcome.url, options_.navigation_timeout, never);
+        if (!loaded) outcome.problem = loaded.error().message();
+      }
+      reopened.push_back(std::move(outcome));
     }
-    const std::string how = options_.attach
-                                ? "The browser keel is attached to had gone away; keel attached to it again"
-                                : "The browser had exited and was relaunched";
-    thread->add_notice(
-        how +
-        "; this thread's tabs were reopened at their last URLs "
-        "(GET, "
-        "nothing was re-submitted):" +
-        reopened +
-        "\nThe pages were reloaded: refs from earlier snapshots no longer work. Take a new snapshot.");
+    // The current tab stays current (the last one when it could not be reopened).
+    const bool current_back =
+        std::find(thread->tabs_.begin(), thread->tabs_.end(), old_current) != thread->tabs_.end();
+    if (current_back) {
+      thread->set_current(old_current);
+    } else if (!thread->tabs_.empty()) {
+      thread->set_current(thread->tabs_.back());
+    }
+    for (ReopenedTab& tab : reopened) tab.current = tab.opened && tab.tab_id == thread->current_;
+    thread->add_notice(restart_notice(reopened, ReopenCause::kBrowserRelaunched,
+                                      !options_.launch.profile_dir.empty(), options_.attach.has_value()));
     publish(*thread);
   }
 }
@@ -412,20 +423,29 @@ asio::awaitable<void> BrowserRuntime::reopen_crashed_tabs(std::shared_ptr<Browse
     if (state == nullptr || !state->crashed) continue;
     const std::string url = thread->last_urls_.contains(old_tab) ? thread->last_urls_[old_tab] : "";
     const bool was_current = thread->current_ == old_tab;
+    const size_t position = static_cast<size_t>(
+        std::find(thread->tabs_.begin(), thread->tabs_.end(), old_tab) - thread->tabs_.begin());
     thread->refs().invalidate_tab(old_tab, "the tab crashed");
     Result<void> closed = co_await connection->close_tab(old_tab, options_.command_timeout);
     (void)closed;  // a crashed tab may already be gone; it is forgotten either way
     thread->forget(old_tab);
-    Result<int64_t> reopened = co_await connection->create_tab(options_.command_timeout);
+    // The replacement takes the crashed tab's id (and its place in the thread's list): `tab: N` still
+    // means that page.
+    std::optional<int64_t> same_id = old_tab;
+    Result<int64_t> reopened = co_await connection->create_tab(options_.command_timeout, same_id);
     if (!reopened) {
       thread->add_notice("Tab " + std::to_string(old_tab) +
-                         " crashed and could not be reopened: " + reopened.error().message());
+                         " crashed and could not be reopened; it is gone: " + reopened.error().message());
+      publish(*thread);
       continue;
     }
-    thread->adopt(*reopened);
+    if (std::find(thread->tabs_.begin(), thread->tabs_.end(), *reopened) == thread->tabs_.end()) {
+      thread->tabs_.insert(
+          thread->tabs_.begin() + static_cast<std::ptrdiff_t>(std::min(position, thread->tabs_.size())),
+          *reopened);
+    }
     if (was_current || thread->current_ == 0) thread->set_current(*reopened);
-    std::string notice = "Tab " + std::to_string(old_tab) + " had crashed; it was reopened as tab " +
-                         std::to_string(*reopened);
+    std::string notice = "Tab " + std::to_string(old_tab) + " had crashed; it was reopened under the same id";
     if (reopenable(url)) {
       CancellationToken never;
       Result<void> loaded = co_await connection->navigate(*reopened, url, options_.navigation_timeout, never);
@@ -535,6 +555,7 @@ void BrowserRuntime::load_state() {
     threads_[id] = std::move(thread);
     if (!saved.tabs.empty()) to_reopen_[id] = saved;
   }
+  tab_high_water_ = (*loaded)->tab_high_water;
   last_saved_ = std::move(**loaded);
 }
 
@@ -548,15 +569,16 @@ asio::awaitable<void> BrowserRuntime::reopen_saved_tabs(std::shared_ptr<BrowserT
   for (size_t i = 0; i < plan.size(); ++i) {
     const ReopenTab planned = plan[i];
     ReopenedTab outcome;
-    outcome.old_tab = planned.old_tab;
+    outcome.tab_id = planned.old_tab;
     outcome.url = planned.url;
-    Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout);
+    std::optional<int64_t> same_id = planned.old_tab;
+    Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout, same_id);
     if (!tab) {
       outcome.problem = tab.error().message();
       reopened.push_back(std::move(outcome));
       continue;
     }
-    outcome.tab_id = *tab;
+    outcome.opened = true;
     thread->adopt(*tab);
     if (planned.current || thread->current() == 0) thread->set_current(*tab);
     if (!planned.url.empty()) {
@@ -567,7 +589,9 @@ asio::awaitable<void> BrowserRuntime::reopen_saved_tabs(std::shared_ptr<BrowserT
     }
     reopened.push_back(std::move(outcome));
   }
-  thread->add_notice(restart_notice(reopened, !options_.launch.profile_dir.empty()));
+  for (ReopenedTab& tab : reopened) tab.current = tab.opened && tab.tab_id == thread->current();
+  thread->add_notice(restart_notice(reopened, ReopenCause::kKeelRestarted,
+                                    !options_.launch.profile_dir.empty(), options_.attach.has_value()));
   publish(*thread);
 }
 
@@ -618,6 +642,7 @@ asio::awaitable<void> BrowserRuntime::save_state(bool final) {
 BrowserState BrowserRuntime::current_state(const std::map<std::string, std::string>& titles) const {
   BrowserState state;
   state.profile = options_.launch.profile_dir.string();
+  state.tab_high_water = std::max(tab_high_water_, connection_ ? connection_->highest_tab_id() : 0);
   std::vector<std::shared_ptr<BrowserThread>> threads;
   {
     MutexLock lock(mu_);

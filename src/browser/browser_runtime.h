@@ -6,8 +6,10 @@
 //     operation with submit(); the operations of one agent thread run one at a time, in submission order,
 //     and `done` is called exactly once for each, from the runtime's thread.
 //   - The browser is launched lazily, by the first operation. When it has exited or crashed, the next
-//     operation launches a new one, reopens the thread's tabs at their last URLs, marks every ref stale and
-//     starts its result with a notice saying so; nothing is clicked on the strength of an old ref.
+//     operation launches a new one, reopens the thread's tabs at their last URLs under their old ids, marks
+//     every ref stale and starts its result with a notice saying so; nothing is clicked on the strength of an
+//     old ref. A crashed tab is replaced under its id too. Any other new tab (a popup included) gets an id
+//     above every id given before, in this keel run and, with a state file, in earlier ones.
 //   - Tabs belong to the agent thread that opened them (a popup to its opener's thread); each thread has a
 //     current tab. A thread never sees, and its refs never name, another thread's tabs.
 //   - resolve_target and previews read an immutable view of the tabs (ThreadView), published on the
@@ -16,9 +18,9 @@
 //     current) and its ref counters are written to it on the runtime's thread, at most StateSaveSchedule's
 //     delay after a change and once more at shutdown. A new runtime reads it: at the first operation of a
 //     thread listed there it launches the browser (in the same profile when it is persistent), reopens that
-//     thread's tabs at their last URLs (GET, never a reload) and starts the result with a notice; refs from
-//     before are answered with browser.unknown_ref "from before keel restarted". A file that cannot be read
-//     is reported (state_file_error(), on_state_file_error) and ignored.
+//     thread's tabs at their last URLs under their old ids (GET, never a reload) and starts the result with a
+//     notice; refs from before are answered with browser.unknown_ref "from before keel restarted". A file
+//     that cannot be read is reported (state_file_error(), on_state_file_error) and ignored.
 //   - With RuntimeOptions::attach, the first operation attaches to a browser a person runs instead of
 //     launching one. keel works only in the tabs it opens (and their popups), in its own browser context
 //     by default; the person's tabs are never attached, paused or listed. When that browser went away, the
@@ -125,7 +127,7 @@ class BrowserRuntime;
 struct InputSession {
   std::string session_id;
   std::string target_id;
-  // The connection it belongs to: after a relaunch the tab ids are reused, the session is not.
+  // The connection it belongs to: after a relaunch the reopened tabs have the same ids, the session is gone.
   std::weak_ptr<BrowserConnection> connection;
   HeldInput held;  // what keel's input through this session holds down now
 };
@@ -251,10 +253,10 @@ class BrowserRuntime final : public TakeoverTarget {
   // The CDP client of a newly started browser (process_ set), or of the browser attached to.
   boost::asio::awaitable<Result<void>> start_browser();
   boost::asio::awaitable<Result<void>> attach_browser();
-  // Before an op: a tab of the thread whose renderer crashed is replaced by a new tab at its last URL (GET),
-  // with a notice; its refs are stale.
+  // Before an op: a tab of the thread whose renderer crashed is replaced by a new tab under its id, at its
+  // last URL (GET), with a notice; its refs are stale.
   boost::asio::awaitable<void> reopen_crashed_tabs(std::shared_ptr<BrowserThread> thread);
-  // After a relaunch: reopen every thread's tabs at their last URLs.
+  // After a relaunch: reopen every thread's tabs at their last URLs under their old ids.
   boost::asio::awaitable<void> restore_tabs(std::shared_ptr<BrowserConnection> connection);
   // Keeps the published views and last URLs true to the connection's tab states.
   static boost::asio::awaitable<void> watch(BrowserRuntime* self,
@@ -288,6 +290,8 @@ class BrowserRuntime final : public TakeoverTarget {
   int64_t launches_ = 0;
   CancellationSource stop_;                       // ends the watcher and every op at shutdown
   std::map<std::string, SavedThread> to_reopen_;  // saved threads whose tabs their first op reopens
+  // The highest tab id of the earlier browsers (and keel runs): a new browser's tabs get ids above it.
+  int64_t tab_high_water_ = 0;
   StateSaveSchedule save_schedule_;
   boost::asio::steady_timer save_timer_;
   std::optional<BrowserState> last_saved_;  // what the file holds (as far as this runtime wrote or read it)

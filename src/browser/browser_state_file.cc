@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <limits>
 #include <set>
@@ -48,15 +49,18 @@ Result<void> exact_fields(const json& object, std::initializer_list<std::string_
   return {};
 }
 
+// Whether `value` is an integer of int64_t's range that is at least `least`.
+bool integer_from(const json& value, int64_t least) {
+  return value.is_number_integer() &&
+         !(value.is_number_unsigned() &&
+           value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) &&
+         value.get<int64_t>() >= least;
+}
+
 Result<SavedTab> decode_tab(const json& value, const std::string& where) {
   KEEL_TRY(exact_fields(value, {"tab", "url", "title", "current"}, where));
   const json& tab = value["tab"];
-  if (!tab.is_number_integer() ||
-      (tab.is_number_unsigned() &&
-       tab.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) ||
-      tab.get<int64_t>() <= 0) {
-    return damaged(where + ".tab is not a positive integer");
-  }
+  if (!integer_from(tab, 1)) return damaged(where + ".tab is not a positive integer");
   if (!value["url"].is_string() || value["url"].get_ref<const std::string&>().empty()) {
     return damaged(where + ".url is not a non-empty string");
   }
@@ -94,6 +98,14 @@ Result<SavedThread> decode_thread(const json& value, const std::string& where) {
   return thread;
 }
 
+int64_t highest_tab_id(const BrowserState& state) {
+  int64_t highest = 0;
+  for (const auto& [id, thread] : state.threads) {
+    for (const SavedTab& tab : thread.tabs) highest = std::max(highest, tab.tab_id);
+  }
+  return highest;
+}
+
 std::string os_error(int error) { return std::error_code(error, std::generic_category()).message(); }
 
 }  // namespace
@@ -112,8 +124,10 @@ std::string encode_browser_state(const BrowserState& state) {
     }
     threads[utf8_sanitized(id)] = {{"tabs", std::move(tabs)}, {"refHighWater", thread.ref_high_water}};
   }
-  const json root = {
-      {"version", kBrowserStateVersion}, {"profile", utf8_sanitized(state.profile)}, {"threads", threads}};
+  const json root = {{"version", kBrowserStateVersion},
+                     {"profile", utf8_sanitized(state.profile)},
+                     {"tabHighWater", std::max(state.tab_high_water, highest_tab_id(state))},
+                     {"threads", threads}};
   // `replace` keeps dump() from throwing should a ref counter object hold invalid UTF-8 (it never should).
   return root.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -126,11 +140,20 @@ Result<BrowserState> decode_browser_state(std::string_view text) {
   Result<json> parsed = parse_json(text);
   if (!parsed) return damaged("not JSON: " + parsed.error().message());
   const json& root = *parsed;
-  KEEL_TRY(exact_fields(root, {"version", "profile", "threads"}, "the file"));
+  if (!root.is_object()) return damaged("the file is not an object");
+  if (!root.contains("version")) return damaged("the file has no \"version\"");
   if (!root["version"].is_number_integer()) return damaged("\"version\" is not an integer");
-  if (root["version"] != kBrowserStateVersion) {
-    return damaged("version " + root["version"].dump() + "; this keel reads version " +
+  // Version 1 had no tabHighWater: its highest tab id stands in for it.
+  const bool version_1 = root["version"] == 1;
+  if (!version_1 && root["version"] != kBrowserStateVersion) {
+    return damaged("version " + root["version"].dump() + "; this keel reads versions 1 to " +
                    std::to_string(kBrowserStateVersion));
+  }
+  if (version_1) {
+    KEEL_TRY(exact_fields(root, {"version", "profile", "threads"}, "the file"));
+  } else {
+    KEEL_TRY(exact_fields(root, {"version", "profile", "tabHighWater", "threads"}, "the file"));
+    if (!integer_from(root["tabHighWater"], 0)) return damaged("\"tabHighWater\" is not a natural number");
   }
   if (!root["profile"].is_string()) return damaged("\"profile\" is not a string");
   if (!root["threads"].is_object()) return damaged("\"threads\" is not an object");
@@ -140,6 +163,12 @@ Result<BrowserState> decode_browser_state(std::string_view text) {
     if (id.empty()) return damaged("a thread has an empty id");
     const std::string where = "thread \"" + id.substr(0, utf8_prefix_length(id, 60)) + "\"";
     state.threads[id] = KEEL_TRY(decode_thread(value, where));
+  }
+  const int64_t highest = highest_tab_id(state);
+  state.tab_high_water = version_1 ? highest : root["tabHighWater"].get<int64_t>();
+  if (state.tab_high_water < highest) {
+    return damaged("\"tabHighWater\" " + std::to_string(state.tab_high_water) + " is below tab " +
+                   std::to_string(highest));
   }
   return state;
 }

@@ -28,6 +28,7 @@ BrowserState sample_state() {
   EXPECT_TRUE(refs.issue(key, "button", "Buy"));
   BrowserState state;
   state.profile = "/var/lib/keel/browser/profile";
+  state.tab_high_water = 7;  // tabs 2 and 4 to 7 were closed
   SavedThread thread;
   thread.tabs = {{1, "https://shop.example/cart", "Cart — Keel Supply", false},
                  {3, "http://127.0.0.1:8731/r/9", "Receipt", true}};
@@ -74,13 +75,40 @@ TEST(BrowserStateFileTest, EncodeDecodeRoundTrip) {
 
 TEST(BrowserStateFileTest, TheEncodingHasTheDocumentedShape) {
   const json value = sample_json();
-  EXPECT_EQ(value["version"], 1);
+  EXPECT_EQ(value["version"], 2);
   EXPECT_EQ(value["profile"], "/var/lib/keel/browser/profile");
+  EXPECT_EQ(value["tabHighWater"], 7);
   const json& thread = value["threads"]["019a-thread-a"];
   EXPECT_EQ(
       thread["tabs"][1],
       json({{"tab", 3}, {"url", "http://127.0.0.1:8731/r/9"}, {"title", "Receipt"}, {"current", true}}));
   EXPECT_EQ(thread["refHighWater"]["indices"]["0"], 12);
+}
+
+TEST(BrowserStateFileTest, TheTabHighWaterMarkIsWrittenAtLeastAsHighAsEverySavedTab) {
+  BrowserState state = sample_state();
+  state.tab_high_water = 0;
+  const json value = json::parse(encode_browser_state(state));
+  EXPECT_EQ(value["tabHighWater"], 3);
+  const Result<BrowserState> decoded = decode_browser_state(value.dump());
+  ASSERT_TRUE(decoded) << decoded.error().to_string();
+  EXPECT_EQ(decoded->tab_high_water, 3);
+}
+
+TEST(BrowserStateFileTest, AVersion1FileIsReadWithItsHighestTabIdAsTheHighWaterMark) {
+  json v = sample_json();
+  v["version"] = 1;
+  v.erase("tabHighWater");
+  const Result<BrowserState> decoded = decode_browser_state(v.dump());
+  ASSERT_TRUE(decoded) << decoded.error().to_string();
+  EXPECT_EQ(decoded->tab_high_water, 3);
+  EXPECT_EQ(decoded->threads, sample_state().threads);
+  EXPECT_EQ(decoded->profile, sample_state().profile);
+  // Version 1 never had the field: one there is not what keel wrote.
+  v["tabHighWater"] = 9;
+  expect_damaged(v, "unknown field \"tabHighWater\"");
+  // The next save writes version 2.
+  EXPECT_EQ(json::parse(encode_browser_state(*decoded))["version"], 2);
 }
 
 TEST(BrowserStateFileTest, RestoredRefCountersMakeOldRefsFromBeforeTheRestart) {
@@ -134,8 +162,11 @@ TEST(BrowserStateFileTest, RefusesATooLargeFile) {
 
 TEST(BrowserStateFileTest, RefusesEachWrongField) {
   json v = sample_json();
-  v["version"] = 2;
-  expect_damaged(v, "version 2");
+  v["version"] = 3;
+  expect_damaged(v, "version 3");
+  v = sample_json();
+  v["version"] = 0;
+  expect_damaged(v, "version 0");
   v = sample_json();
   v["version"] = "1";
   expect_damaged(v, "\"version\" is not an integer");
@@ -148,6 +179,17 @@ TEST(BrowserStateFileTest, RefusesEachWrongField) {
   v = sample_json();
   v["threads"] = json::array();
   expect_damaged(v, "\"threads\" is not an object");
+  v = sample_json();
+  v.erase("tabHighWater");
+  expect_damaged(v, "has no \"tabHighWater\"");
+  for (const json& mark : {json(-1), json("7"), json(2.5), json(18446744073709551615u)}) {
+    v = sample_json();
+    v["tabHighWater"] = mark;
+    expect_damaged(v, "\"tabHighWater\" is not a natural number");
+  }
+  v = sample_json();
+  v["tabHighWater"] = 2;
+  expect_damaged(v, "\"tabHighWater\" 2 is below tab 3");
   v = sample_json();
   v["threads"][""] = v["threads"]["019a-thread-b"];
   expect_damaged(v, "empty id");

@@ -260,9 +260,13 @@ TEST_F(BrowserTools, ACrashedTabIsReopenedAtItsLastUrlByTheNextCall) {
   ASSERT_TRUE(runtime_->view(thread_).tabs[tab].crashed);
   Outcome after = call("browser_snapshot", json::object());
   ASSERT_TRUE(after.result) << after.text();
-  EXPECT_NE(after.text().find("had crashed; it was reopened"), std::string::npos) << after.text();
+  EXPECT_NE(after.text().find("had crashed; it was reopened under the same id"), std::string::npos)
+      << after.text();
   EXPECT_NE(after.text().find("overlay.html"), std::string::npos) << after.text();
-  EXPECT_NE(runtime_->view(thread_).current_tab, tab);
+  // The replacement is the same tab to the model: same id, still current, the page's content.
+  EXPECT_EQ(runtime_->view(thread_).current_tab, tab);
+  EXPECT_FALSE(runtime_->view(thread_).tabs[tab].crashed);
+  EXPECT_NE(after.text().find("Buy now"), std::string::npos) << after.text();
   EXPECT_FALSE(call("browser_click", {{"ref", buy}}).result);
 }
 

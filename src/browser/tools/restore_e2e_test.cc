@@ -185,6 +185,84 @@ TEST_F(BrowserRestore, AfterAKeelRestartTheTabsAreReopenedAndOldRefsAreFromBefor
   EXPECT_TRUE(contains(tabs.text(), "forms.html")) << tabs.text();
 }
 
+TEST_F(BrowserRestore, AfterAKeelRestartEveryTabKeepsItsIdAndANewTabGetsAHigherOne) {
+  int64_t shop = 0;
+  int64_t login = 0;
+  int64_t closed = 0;
+  {
+    Keel before = start(options(false));
+    ASSERT_TRUE(call(before, "browser_navigate", {{"url", page("overlay.html")}}).result);
+    shop = before.runtime->view(thread_).current_tab;
+    ASSERT_TRUE(call(before, "browser_new_tab", {{"url", page("login.html")}}).result);
+    login = before.runtime->view(thread_).current_tab;
+    ASSERT_TRUE(call(before, "browser_new_tab", {{"url", page("forms.html")}}).result);
+    closed = before.runtime->view(thread_).current_tab;
+    ASSERT_TRUE(call(before, "browser_close_tab", {{"tab", closed}}).result);
+    ASSERT_TRUE(call(before, "browser_switch_tab", {{"tab", shop}}).result);
+  }
+  ASSERT_LT(shop, login);
+  ASSERT_LT(login, closed);
+
+  Keel after = start(options(false));
+  // `tab: login` still names the sign-in page, which is not the current tab.
+  Outcome snapshot = call(after, "browser_snapshot", {{"tab", login}});
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string text = snapshot.text();
+  EXPECT_TRUE(contains(text, "under the same tab ids")) << text;
+  EXPECT_TRUE(contains(text, "tab " + std::to_string(shop) + " (current): " + page("overlay.html"))) << text;
+  EXPECT_TRUE(contains(text, "tab " + std::to_string(login) + ": " + page("login.html"))) << text;
+  EXPECT_FALSE(contains(text, "was tab")) << text;
+  EXPECT_TRUE(contains(text, "Not signed in")) << text;
+  EXPECT_EQ(after.runtime->view(thread_).current_tab, shop);
+  EXPECT_EQ(after.runtime->view(thread_).tabs.size(), 2u);
+  const std::string sign_in = ref_of(text, "button \"Sign in\"");
+  ASSERT_NE(sign_in, "") << text;
+  Outcome clicked = call(after, "browser_click", {{"ref", sign_in}, {"tab", login}});
+  ASSERT_TRUE(clicked.result) << clicked.text();
+  Outcome found = call(after, "browser_find_text", {{"text", "Signed in as Grace"}, {"tab", login}});
+  EXPECT_TRUE(contains(found.text(), "1 match")) << found.text();
+  // The closed tab's id does not come back: a new tab gets an id above every old one.
+  Outcome opened = call(after, "browser_new_tab", {{"url", page("forms.html")}});
+  ASSERT_TRUE(opened.result) << opened.text();
+  EXPECT_GT(after.runtime->view(thread_).current_tab, closed);
+}
+
+TEST_F(BrowserRestore, AfterABrowserKillEveryTabKeepsItsIdAndANewTabGetsAHigherOne) {
+  Keel keel = start(options(false));
+  ASSERT_TRUE(call(keel, "browser_navigate", {{"url", page("overlay.html")}}).result);
+  const int64_t shop = keel.runtime->view(thread_).current_tab;
+  ASSERT_TRUE(call(keel, "browser_new_tab", {{"url", page("login.html")}}).result);
+  const int64_t login = keel.runtime->view(thread_).current_tab;
+  ASSERT_TRUE(call(keel, "browser_switch_tab", {{"tab", shop}}).result);
+
+  const int pid = keel.runtime->browser_pid();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(-pid, SIGKILL), 0);
+  Outcome snapshot = call(keel, "browser_snapshot", {{"tab", login}});
+  if (snapshot.code() == codes::kBrowserCrashed) snapshot = call(keel, "browser_snapshot", {{"tab", login}});
+  ASSERT_TRUE(snapshot.result) << snapshot.text();
+  const std::string text = snapshot.text();
+  EXPECT_TRUE(contains(text, "relaunched")) << text;
+  EXPECT_TRUE(contains(text, "under the same tab ids")) << text;
+  EXPECT_TRUE(contains(text, "tab " + std::to_string(login) + ": " + page("login.html"))) << text;
+  EXPECT_TRUE(contains(text, "Not signed in")) << text;
+  EXPECT_NE(keel.runtime->browser_pid(), pid);
+  EXPECT_EQ(keel.runtime->view(thread_).current_tab, shop);
+  const std::string sign_in = ref_of(text, "button \"Sign in\"");
+  ASSERT_NE(sign_in, "") << text;
+  Outcome clicked = call(keel, "browser_click", {{"ref", sign_in}, {"tab", login}});
+  ASSERT_TRUE(clicked.result) << clicked.text();
+  Outcome found = call(keel, "browser_find_text", {{"text", "Signed in as Grace"}, {"tab", login}});
+  EXPECT_TRUE(contains(found.text(), "1 match")) << found.text();
+  Outcome opened = call(keel, "browser_new_tab", {{"url", page("forms.html")}});
+  ASSERT_TRUE(opened.result) << opened.text();
+  EXPECT_GT(keel.runtime->view(thread_).current_tab, login);
+  // The state file keeps the high-water mark for the next keel.
+  const int64_t newest = keel.runtime->view(thread_).current_tab;
+  EXPECT_TRUE(saved_state([newest](const BrowserState& state) { return state.tab_high_water >= newest; }))
+      << "the state file never reached tab " << newest;
+}
+
 TEST_F(BrowserRestore, ASignInSurvivesAKeelRestartAndABrowserCrashInAPersistentProfile) {
   {
     Keel before = start(options(true));
