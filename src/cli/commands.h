@@ -49,8 +49,22 @@ struct ServeOptions {
   std::optional<std::filesystem::path> port_file;  // write the bound port here once listening
   std::string model;
   std::optional<std::filesystem::path> workspace;
+  // The built web app to serve (docs/web.md); unset: found beside the executable (cli/web_ui.h).
+  std::optional<std::filesystem::path> ui_dir;
+  bool open_web_page = false;  // keel ui: open the URL in a browser when a display exists
 };
 int serve_command(const CommandContext& context, const ServeOptions& options);
+
+// keel ui: keel serve --listen 127.0.0.1:0 that opens its web interface (unless --no-open).
+struct UiOptions {
+  std::optional<std::filesystem::path> token_file;
+  std::optional<std::filesystem::path> port_file;
+  std::optional<std::filesystem::path> ui_dir;
+  std::string model;
+  std::optional<std::filesystem::path> workspace;
+  bool no_open = false;
+};
+int ui_command(const CommandContext& context, const UiOptions& options);
 
 struct RunOptions {
   std::string task;

@@ -94,8 +94,26 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--port-file", serve.port_file, "Write the bound port to this file");
   serve_cmd->add_option("--model", serve.model, "A model of the configuration (default: default_model)");
   serve_cmd->add_option("--workspace", serve_workspace, "The file tools' folder (default: none)");
+  serve_cmd->add_option("--ui-dir", serve.ui_dir,
+                        "The built web app to serve (default: found beside the executable)");
   bool serve_browser = false;
   serve_cmd->add_flag("--browser", serve_browser, kBrowserFlagHelp);
+
+  // ui
+  keel::cli::UiOptions ui;
+  std::string ui_workspace;
+  CLI::App* ui_cmd = app.add_subcommand(
+      "ui", "The web interface: serve on a free loopback port and open the page (keel serve --listen)");
+  ui_cmd->add_option("--token-file", ui.token_file,
+                     "The server token: read from this file, or written there if missing");
+  ui_cmd->add_option("--port-file", ui.port_file, "Write the bound port to this file");
+  ui_cmd->add_option("--ui-dir", ui.ui_dir,
+                     "The built web app to serve (default: found beside the executable)");
+  ui_cmd->add_option("--model", ui.model, "A model of the configuration (default: default_model)");
+  ui_cmd->add_option("--workspace", ui_workspace, "The file tools' folder (default: none)");
+  ui_cmd->add_flag("--no-open", ui.no_open, "Print the URL only; do not open a browser");
+  bool ui_browser = false;
+  ui_cmd->add_flag("--browser", ui_browser, kBrowserFlagHelp);
 
   // run
   keel::cli::RunOptions run;
@@ -246,13 +264,18 @@ int main(int argc, char** argv) {
                                     .out_is_terminal = ::isatty(STDOUT_FILENO) == 1,
                                     .in_is_terminal = ::isatty(STDIN_FILENO) == 1};
   // --browser is browser.enabled=true for this command (the browser's other settings stay the config's).
-  if ((serve_cmd->parsed() && serve_browser) || (run_cmd->parsed() && run_browser) ||
-      (resume_cmd->parsed() && resume_browser) || (chat_cmd->parsed() && chat_browser)) {
+  if ((serve_cmd->parsed() && serve_browser) || (ui_cmd->parsed() && ui_browser) ||
+      (run_cmd->parsed() && run_browser) || (resume_cmd->parsed() && resume_browser) ||
+      (chat_cmd->parsed() && chat_browser)) {
     context.config.browser.enabled = true;
   }
   if (serve_cmd->parsed()) {
     if (!serve_workspace.empty()) serve.workspace = serve_workspace;
     return keel::cli::serve_command(context, serve);
+  }
+  if (ui_cmd->parsed()) {
+    if (!ui_workspace.empty()) ui.workspace = ui_workspace;
+    return keel::cli::ui_command(context, ui);
   }
   if (run_cmd->parsed()) {
     if (!run_workspace.empty()) run.workspace = run_workspace;

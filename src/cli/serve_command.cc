@@ -1,5 +1,5 @@
-// keel serve: the engine behind JSON-RPC 2.0, over stdio (one client) or WebSocket (many), until SIGINT or
-// SIGTERM (or, over stdio, the end of the input).
+// keel serve: the engine behind JSON-RPC 2.0, over stdio (one client) or WebSocket (many, and the web
+// interface on the same port: docs/web.md), until SIGINT or SIGTERM (or, over stdio, the end of the input).
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
@@ -18,6 +18,7 @@
 #include "cli/engine_host.h"
 #include "cli/logging.h"
 #include "cli/signals.h"
+#include "cli/web_ui.h"
 #include "keel/error_codes.h"
 #include "transport/stdio_server.h"
 #include "transport/websocket_server.h"
@@ -194,6 +195,12 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
   } else {
     ws.token = new_token();
   }
+  auto ui_dir = find_ui_dir(options.ui_dir, ui_dir_candidates());
+  if (!ui_dir) {
+    *context.err << "keel serve: " << ui_dir.error().to_string() << "\n";
+    return kExitSetup;
+  }
+  ws.ui_dir = *ui_dir;
   // Before the first client can send an op: a recovered run is its thread's turn before any new one.
   (*host)->start_recovery();
   auto server = WebSocketServer::start((*host)->transport(), ws);
@@ -219,11 +226,26 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
     log.warn("listening on non-loopback {} over plain ws://: the token crosses the network in clear",
              ws.host);
   }
+  if (options.no_token) {
+    *context.err
+        << "keel: warning: --no-token: every program on this machine that reaches the port can drive "
+           "keel, and the web interface opens a session for anyone (for tests only)\n";
+    log.warn("--no-token: clients are accepted without a token");
+  }
   if (!options.no_token && !options.token_file) {
     // A token made for this run: the person needs to see it to connect.
     *context.err << "keel: token " << ws.token << " (send as 'Authorization: Bearer <token>' or ?token=)\n";
   }
-  log.info("serving JSON-RPC over WebSocket on {}:{}", ws.host, port);
+  // The web interface: the one-time token rides in the fragment (never sent to a server, never in a
+  // Referer); with --no-token the page gets its session without one.
+  const std::string url = web_ui_url(ws.host, port, options.no_token ? "" : (*server)->one_time_token());
+  *context.err << "keel: web interface " << url << "\n";
+  if (ws.ui_dir.empty()) {
+    *context.err << "keel: the web interface is not built (cd web && npm ci && npm run build, or "
+                    "./scripts/setup.sh); the page says so\n";
+  }
+  if (options.open_web_page && display_available()) open_web_page(url, log);
+  log.info("serving JSON-RPC over WebSocket and the web interface on {}:{}", ws.host, port);
   {
     SignalWatcher signals([&](int signal_number) {
       MutexLock guard(stop.mu);

@@ -238,16 +238,21 @@ class FdTestClient final : public RpcTestClient {
 // A WebSocket client on its own I/O thread.
 class WsTestClient final : public RpcTestClient {
  public:
-  // Connects and upgrades; `token` goes into the Authorization header when not empty.
-  WsTestClient(uint16_t port, const std::string& token) : work_(io_.get_executor()), ws_(io_) {
+  // Connects and upgrades on `target`; `token` goes into the Authorization header when not empty, and
+  // `headers` (name, value) are added (a browser's Origin and Cookie). Throws when the upgrade is refused.
+  WsTestClient(uint16_t port, const std::string& token,
+               std::vector<std::pair<std::string, std::string>> headers = {}, const std::string& target = "/")
+      : work_(io_.get_executor()), ws_(io_) {
     namespace beast = boost::beast;
     boost::asio::ip::tcp::resolver resolver(io_);
     auto endpoints = resolver.resolve("127.0.0.1", std::to_string(port));
     boost::asio::connect(ws_.next_layer(), endpoints);
-    ws_.set_option(beast::websocket::stream_base::decorator([token](beast::websocket::request_type& request) {
-      if (!token.empty()) request.set(beast::http::field::authorization, "Bearer " + token);
-    }));
-    ws_.handshake("127.0.0.1:" + std::to_string(port), "/");
+    ws_.set_option(beast::websocket::stream_base::decorator(
+        [token, headers = std::move(headers)](beast::websocket::request_type& request) {
+          if (!token.empty()) request.set(beast::http::field::authorization, "Bearer " + token);
+          for (const auto& [name, value] : headers) request.set(name, value);
+        }));
+    ws_.handshake("127.0.0.1:" + std::to_string(port), target);
     ws_.read_message_max(64u << 20);
     ws_.text(true);
     read();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "keel/error_codes.h"
+#include "transport/static_files.h"
 #include "transport/transport_errors.h"
 #include "util/thread_annotations.h"
 #include "util/thread_scheduler.h"
@@ -38,6 +39,13 @@ std::string refusal_body(std::string_view code, std::string_view message) {
   return nlohmann::json{{"code", code}, {"message", message}}.dump();
 }
 
+// Every answer of keel's port: the security headers (static_files.h), and the connection ends after it.
+template <typename Fields>
+void finish_header(Fields& header, std::string_view self_host) {
+  for (const auto& [name, value] : security_headers(self_host)) header.set(name, value);
+  header.set(http::field::connection, "close");
+}
+
 }  // namespace
 
 class Connection;
@@ -47,6 +55,7 @@ class WebSocketServer::Impl {
   Impl(EngineTransport& transport, WebSocketServerOptions options)
       : transport_(transport),
         options_(std::move(options)),
+        sessions_(options_.ui_one_time_token),
         own_timers_(options_.timers == nullptr ? std::make_unique<ThreadScheduler>() : nullptr),
         timers_(options_.timers != nullptr ? *options_.timers : *own_timers_),
         acceptor_(asio::make_strand(io_)) {}
@@ -72,6 +81,7 @@ class WebSocketServer::Impl {
 
   EngineTransport& transport_;
   WebSocketServerOptions options_;
+  UiSessions sessions_;  // the web interface's; the policy points at it
   HandshakePolicy policy_;
   std::atomic<size_t> clients_{0};
   std::atomic<size_t> unauthenticated_{0};
@@ -167,14 +177,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
       refuse(http::status::bad_request, codes::kRpcInvalidRequest, "not an HTTP request");
       return;
     }
-    HandshakeVerdict verdict = check_handshake(*request, server_.policy_);
-    if (verdict.accepted() && header_.size() > size) {
-      // A WebSocket client sends nothing before the server's 101.
-      verdict = HandshakeVerdict{400, codes::kRpcBodyRefused, "data after the request header", {}};
-    }
-    if (!verdict.accepted()) {
-      refuse(static_cast<http::status>(verdict.status), verdict.code, verdict.message);
+    if (header_.size() > size) {
+      // A WebSocket client sends nothing before the server's 101, a browser nothing before its answer;
+      // refused before the checks, so that a refused request never spends the one-time token.
+      refuse(http::status::bad_request, codes::kRpcBodyRefused, "data after the request header");
       return;
+    }
+    const HandshakeVerdict verdict = check_handshake(*request, server_.policy_);
+    switch (verdict.action) {
+      case HandshakeAction::kRefuse:
+        refuse(static_cast<http::status>(verdict.status), verdict.code, verdict.message);
+        return;
+      case HandshakeAction::kServeFile:
+        serve_file(*request, verdict.self_host);
+        return;
+      case HandshakeAction::kOpenSession:
+      case HandshakeAction::kKeepSession:
+        answer_session(verdict);
+        return;
+      case HandshakeAction::kUpgrade:
+        break;
     }
     principal_ = "ws:" + verdict.principal;
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
@@ -189,15 +211,78 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto response = std::make_shared<http::response<http::string_body>>(status, 11);
     response->set(http::field::content_type, "application/json");
     if (status == http::status::unauthorized) response->set(http::field::www_authenticate, "Bearer");
-    response->keep_alive(false);
+    if (status == http::status::method_not_allowed) response->set(http::field::allow, "GET, HEAD, POST");
+    finish_header(*response, {});
     response->body() = refusal_body(code, message);
     response->prepare_payload();
-    http::async_write(
-        ws_.next_layer(), *response, [self = shared_from_this(), response](beast::error_code, size_t) {
-          beast::error_code ignored;
-          beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ignored);
-          // Nothing more is read: the socket closes with the connection.
-        });
+    answer(std::move(response));
+  }
+
+  // A file of the web interface (or the page saying it is not built), streamed from disk: the connection
+  // holds a small buffer, never the file.
+  void serve_file(const HandshakeRequest& request, const std::string& self_host) {
+    StaticAnswer found = resolve_static_file(server_.options_.ui_dir, request.target);
+    const bool head = request.method == "HEAD";
+    http::file_body::value_type file;
+    if (!found.file.empty()) {
+      beast::error_code error;
+      file.open(found.file.c_str(), beast::file_mode::scan, error);
+      if (error) found = resolve_static_file({}, "/missing");  // vanished since it was resolved: 404
+    }
+    const auto status = static_cast<http::status>(found.status);
+    const auto fill = [&](auto& response) {
+      response.set(http::field::content_type, found.content_type);
+      response.set(http::field::cache_control, found.cache_control);
+      finish_header(response, self_host);
+    };
+    if (file.is_open() && !head) {
+      auto response = std::make_shared<http::response<http::file_body>>(status, 11);
+      fill(*response);
+      response->body() = std::move(file);
+      response->prepare_payload();
+      answer(std::move(response));
+    } else if (head) {
+      auto response = std::make_shared<http::response<http::empty_body>>(status, 11);
+      fill(*response);
+      response->content_length(file.is_open() ? file.size() : found.body.size());
+      answer(std::move(response));
+    } else {
+      auto response = std::make_shared<http::response<http::string_body>>(status, 11);
+      fill(*response);
+      response->body() = std::move(found.body);
+      response->prepare_payload();
+      answer(std::move(response));
+    }
+  }
+
+  // POST /session passed: a new session's cookie (HttpOnly, SameSite=Strict: no script and no other site's
+  // request carries it), or nothing new for a page that already has one.
+  void answer_session(const HandshakeVerdict& verdict) {
+    auto response = std::make_shared<http::response<http::empty_body>>(http::status::no_content, 11);
+    if (verdict.action == HandshakeAction::kOpenSession) {
+      response->set(http::field::set_cookie, session_cookie_name(server_.policy_.port) + "=" +
+                                                 server_.sessions_.open() +
+                                                 "; HttpOnly; SameSite=Strict; Path=/");
+    }
+    response->set(http::field::cache_control, "no-store");
+    finish_header(*response, verdict.self_host);
+    response->prepare_payload();
+    answer(std::move(response));
+  }
+
+  // Writes the answer, then ends the sending side; nothing more is read: the socket closes with the
+  // connection. It counts as unauthenticated until the answer is written (a client that stops reading a file
+  // holds its slot), and is counted out before its client sees the end, so that it can count on the slot.
+  template <typename Body>
+  void answer(std::shared_ptr<http::response<Body>> response) {
+    auto& message = *response;
+    http::async_write(ws_.next_layer(), message,
+                      [self = shared_from_this(), response = std::move(response)](beast::error_code, size_t) {
+                        self->leave_handshake();
+                        beast::error_code ignored;
+                        beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send,
+                                                                             ignored);
+                      });
   }
 
   void on_accepted(beast::error_code error) {
@@ -334,6 +419,7 @@ Result<void> WebSocketServer::Impl::listen() {
   policy_.allowed_origins = options_.allowed_origins;
   policy_.allowed_hosts = options_.allowed_hosts;
   policy_.any_ip_host = options_.allow_remote;
+  policy_.sessions = &sessions_;
   if (!options_.token.empty()) policy_.credentials.push_back({"owner", options_.token});
   for (const HandshakeCredential& credential : options_.credentials)
     policy_.credentials.push_back(credential);
@@ -362,9 +448,10 @@ void WebSocketServer::Impl::accept() {
         const std::string body =
             refusal_body(codes::kRpcTooManyUnauthenticated,
                          "too many connections are waiting for their handshake; try again");
-        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-               "Content-Length: " +
-               std::to_string(body.size()) + "\r\n\r\n" + body;
+        std::string security;
+        for (const auto& [name, value] : security_headers({})) security += name + ": " + value + "\r\n";
+        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n" +
+               security + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
       }();
       beast::error_code ignored;
       socket.non_blocking(true, ignored);
@@ -473,6 +560,8 @@ Result<std::unique_ptr<WebSocketServer>> WebSocketServer::start(EngineTransport&
 uint16_t WebSocketServer::port() const { return impl_->port(); }
 size_t WebSocketServer::client_count() const { return impl_->client_count(); }
 size_t WebSocketServer::unauthenticated_count() const { return impl_->unauthenticated_count(); }
+const std::string& WebSocketServer::one_time_token() const { return impl_->sessions_.one_time_token(); }
+size_t WebSocketServer::web_session_count() const { return impl_->sessions_.size(); }
 void WebSocketServer::stop() {
   if (impl_) impl_->stop();
 }

@@ -26,6 +26,12 @@
 // before it tries again (50 ms doubling to 1 s) instead of spinning; the clients already connected are served
 // meanwhile.
 //
+// The same port serves the web interface (docs/web.md): GET and HEAD of its files from `ui_dir`
+// (transport/static_files.h; without a token: they are no secret) and `POST /session`, which trades the
+// one-time token (one_time_token(), printed in the URL's fragment) or the server token for a session cookie
+// that then upgrades as "ws:owner" from keel's own Origin. Every such request passes the same Host and
+// Origin checks, header bound, cap and deadline as an upgrade, and its connection closes after the answer.
+//
 // The server runs its own I/O thread. stop() (also the destructor) closes the listener and every
 // connection and returns once none of them can touch the transport again. The transport (and `timers`, when
 // given) must outlive the server. Boost is confined to the .cc files.
@@ -33,6 +39,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -63,6 +70,9 @@ struct WebSocketServerOptions {
   // Tests: called before every accept attempt; a non-zero errno fails the attempt as accept(2) would.
   std::function<int()> accept_fault;
   RpcSessionOptions session;  // connection_id and principal are set per client
+  // The built web app (index.html and assets/); empty or without index.html: `GET /` says how to build it.
+  std::filesystem::path ui_dir;
+  std::string ui_one_time_token;  // empty: a random one
 };
 
 class WebSocketServer {
@@ -80,6 +90,9 @@ class WebSocketServer {
   size_t client_count() const;
   // Connections accepted and still before their upgrade.
   size_t unauthenticated_count() const;
+  // What the web interface's URL carries (`#token=`): opens one web session, once.
+  const std::string& one_time_token() const;
+  size_t web_session_count() const;
   void stop();
 
   class Impl;

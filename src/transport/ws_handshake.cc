@@ -23,18 +23,6 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-// Compares without leaking through timing how much of the token matched.
-bool same_token(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
-
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -159,10 +147,80 @@ std::optional<std::string> normalized_origin(std::string_view origin) {
 }
 
 HandshakeVerdict refuse(unsigned status, const char* code, std::string message) {
-  return HandshakeVerdict{status, code, std::move(message), {}};
+  HandshakeVerdict verdict;
+  verdict.status = status;
+  verdict.code = code;
+  verdict.message = std::move(message);
+  return verdict;
+}
+
+// The value of the cookie `name` among the request's Cookie fields ("a=1; b=2"); nullopt when absent or
+// given twice (ambiguous).
+std::optional<std::string> cookie_value(const HandshakeRequest& request, std::string_view name) {
+  std::optional<std::string> found;
+  for (std::string_view field : request.cookies) {
+    while (!field.empty()) {
+      const size_t semi = field.find(';');
+      std::string_view pair = field.substr(0, semi);
+      while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+      const size_t eq = pair.find('=');
+      if (eq != std::string_view::npos && pair.substr(0, eq) == name) {
+        if (found) return std::nullopt;
+        found = std::string(pair.substr(eq + 1));
+      }
+      if (semi == std::string_view::npos) break;
+      field.remove_prefix(semi + 1);
+    }
+  }
+  return found;
+}
+
+// The request target's path (before any query).
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+// The principal of the server's own token among the credentials ("owner"), if the token presented is it.
+bool presents_owner_token(const std::optional<std::string>& token, const HandshakePolicy& policy) {
+  bool owner = false;
+  for (const HandshakeCredential& credential : policy.credentials) {
+    if (credential.principal == "owner" && token && same_secret(*token, credential.token)) owner = true;
+  }
+  return owner;
+}
+
+HandshakeVerdict with_action(HandshakeAction action, unsigned status, std::string principal = {}) {
+  HandshakeVerdict verdict;
+  verdict.action = action;
+  verdict.status = status;
+  verdict.principal = std::move(principal);
+  return verdict;
+}
+
+HandshakeVerdict check_session_request(const HandshakeRequest& request, const HandshakePolicy& policy,
+                                       bool own_origin) {
+  if (request.method != "POST") {
+    return refuse(405, codes::kRpcInvalidRequest, "/session takes POST only");
+  }
+  if (policy.sessions == nullptr) return refuse(404, codes::kRpcInvalidRequest, "no web interface here");
+  const auto token = presented_token(request);
+  if (token) {
+    // The one-time token is consumed only when the server token did not match: presenting the server token
+    // leaves the printed URL usable.
+    if (presents_owner_token(token, policy) || policy.sessions->take_one_time_token(*token)) {
+      return with_action(HandshakeAction::kOpenSession, 204, "owner");
+    }
+    return refuse(401, codes::kRpcUnauthorized, "the token is not valid (a one-time token works once)");
+  }
+  if (policy.credentials.empty()) return with_action(HandshakeAction::kOpenSession, 204, "owner");
+  const auto cookie = cookie_value(request, session_cookie_name(policy.port));
+  if (own_origin && cookie && policy.sessions->valid(*cookie)) {
+    return with_action(HandshakeAction::kKeepSession, 204, "owner");
+  }
+  return refuse(401, codes::kRpcUnauthorized, "a valid token is required");
 }
 
 }  // namespace
+
+std::string session_cookie_name(uint16_t port) { return "keel_session_" + std::to_string(port); }
 
 bool is_loopback_address(std::string_view address) {
   auto parsed = ip_literal(address);
@@ -186,7 +244,11 @@ std::optional<HandshakeRequest> parse_handshake_header(std::string_view bytes) {
   request.upgrade = beast::websocket::is_upgrade(header);
   const auto length = parser.content_length();
   request.has_body = (length && *length != 0) || header.count(http::field::transfer_encoding) != 0;
+  request.method = std::string(header.method_string());
   request.target = std::string(header.target());
+  for (auto it = header.find(http::field::cookie); it != header.end() && it->name() == http::field::cookie;
+       ++it)
+    request.cookies.emplace_back(it->value());
   const auto field = [&](http::field name) -> std::optional<std::string> {
     const size_t count = header.count(name);
     if (count > 1) request.repeated_field = true;
@@ -208,14 +270,16 @@ HandshakeVerdict check_handshake(const HandshakeRequest& request, const Handshak
     return refuse(403, codes::kRpcHostRefused,
                   "the Host header names neither a loopback address nor this server's address");
   }
+  const std::string own_host =
+      host->host.find(':') != std::string::npos ? "[" + host->host + "]" : host->host;
+  bool own_origin = false;
   if (request.origin) {
     const auto origin = normalized_origin(*request.origin);
     bool allowed = false;
     if (origin) {
       // keel's own origin: a page this server itself served, at the address the request came to.
-      const std::string own_host =
-          host->host.find(':') != std::string::npos ? "[" + host->host + "]" : host->host;
-      allowed = *origin == "http://" + own_host + ":" + std::to_string(policy.port);
+      own_origin = *origin == "http://" + own_host + ":" + std::to_string(policy.port);
+      allowed = own_origin;
       for (const std::string& listed : policy.allowed_origins) {
         const auto normalized = normalized_origin(listed);
         allowed = allowed || (normalized && *normalized == *origin);
@@ -227,21 +291,40 @@ HandshakeVerdict check_handshake(const HandshakeRequest& request, const Handshak
           "a web page from another origin may not connect (keel serve --allow-origin lists others)");
     }
   }
-  if (request.has_body) return refuse(400, codes::kRpcBodyRefused, "an upgrade request carries no body");
-  std::string principal;
-  if (policy.credentials.empty()) {
-    principal = policy.anonymous_principal;
-  } else {
-    const auto token = presented_token(request);
-    for (const HandshakeCredential& credential : policy.credentials) {
-      // Every credential is compared, so the time taken does not tell which one was close.
-      if (token && same_token(*token, credential.token) && principal.empty())
-        principal = credential.principal;
+  if (request.has_body) return refuse(400, codes::kRpcBodyRefused, "a request to keel carries no body");
+  HandshakeVerdict verdict = [&] {
+    const std::string_view path = path_of(request.target);
+    if (!request.upgrade) {
+      if (path == "/session") return check_session_request(request, policy, own_origin);
+      if (request.method != "GET" && request.method != "HEAD") {
+        return refuse(405, codes::kRpcInvalidRequest, "only GET and HEAD here (and POST /session)");
+      }
+      if (path == "/rpc") return refuse(426, codes::kRpcInvalidRequest, "WebSocket only");
+      return with_action(HandshakeAction::kServeFile, 200);
     }
-    if (principal.empty()) return refuse(401, codes::kRpcUnauthorized, "a valid token is required");
-  }
-  if (!request.upgrade) return refuse(426, codes::kRpcInvalidRequest, "WebSocket only");
-  return HandshakeVerdict{101, {}, {}, std::move(principal)};
+    std::string principal;
+    if (policy.credentials.empty()) {
+      principal = policy.anonymous_principal;
+    } else {
+      const auto token = presented_token(request);
+      for (const HandshakeCredential& credential : policy.credentials) {
+        // Every credential is compared, so the time taken does not tell which one was close.
+        if (token && same_secret(*token, credential.token) && principal.empty())
+          principal = credential.principal;
+      }
+      // A cookie is sent by the browser to any page's request to this port: it counts only from keel's own
+      // page.
+      const auto cookie = cookie_value(request, session_cookie_name(policy.port));
+      if (principal.empty() && own_origin && cookie && policy.sessions != nullptr &&
+          policy.sessions->valid(*cookie))
+        principal = "owner";
+      if (principal.empty()) return refuse(401, codes::kRpcUnauthorized, "a valid token is required");
+    }
+    return with_action(HandshakeAction::kUpgrade, 101, std::move(principal));
+  }();
+  if (verdict.accepted())
+    verdict.self_host = own_host + ":" + (host->port.empty() ? std::to_string(policy.port) : host->port);
+  return verdict;
 }
 
 }  // namespace keel

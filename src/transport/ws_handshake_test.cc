@@ -29,7 +29,12 @@ std::string upgrade(const std::string& extra, const std::string& target = "/") {
 
 HandshakeVerdict check(const std::string& bytes, const HandshakePolicy& p = policy()) {
   auto request = parse_handshake_header(bytes);
-  if (!request) return HandshakeVerdict{0, "unparsed", "", ""};
+  if (!request) {
+    HandshakeVerdict unparsed;
+    unparsed.status = 0;
+    unparsed.code = "unparsed";
+    return unparsed;
+  }
   return check_handshake(*request, p);
 }
 
@@ -110,12 +115,88 @@ TEST(WsHandshakeTest, ABodyIsRefusedAndAmbiguousHeadersToo) {
 }
 
 TEST(WsHandshakeTest, PlainHttpAndBrokenHeadersAreNotUpgraded) {
-  auto plain = check("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\n\r\n");
+  auto plain = check("GET /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\n\r\n");
   EXPECT_EQ(plain.status, 426u);
+  EXPECT_FALSE(plain.accepted());
   EXPECT_FALSE(parse_handshake_header("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"));  // no end of header
   EXPECT_FALSE(parse_handshake_header("not http\r\n\r\n"));
   EXPECT_FALSE(
       parse_handshake_header(upgrade("X-Pad: " + std::string(kMaxHandshakeHeaderBytes, 'a') + "\r\n")));
+}
+
+// Issue 18: the web interface's requests on the same port.
+std::string plain(const std::string& method, const std::string& target, const std::string& extra) {
+  return method + " " + target + " HTTP/1.1\r\n" + extra + "\r\n";
+}
+
+TEST(WsHandshakeTest, StaticGetsNeedNoTokenButPassHostOriginAndBodyChecks) {
+  const auto file = check(plain("GET", "/assets/app.js", "Host: 127.0.0.1:7777\r\n"));
+  EXPECT_EQ(file.action, HandshakeAction::kServeFile);
+  EXPECT_EQ(file.self_host, "127.0.0.1:7777");
+  EXPECT_EQ(check(plain("HEAD", "/", "Host: localhost\r\n")).self_host, "localhost:7777");
+  EXPECT_EQ(check(plain("GET", "/", "Host: evil.example:7777\r\n")).code, codes::kRpcHostRefused);
+  EXPECT_EQ(check(plain("GET", "/", "Host: 127.0.0.1:7777\r\nOrigin: http://evil.example\r\n")).code,
+            codes::kRpcOriginRefused);
+  EXPECT_EQ(check(plain("GET", "/", "Host: 127.0.0.1\r\nContent-Length: 5\r\n")).code,
+            codes::kRpcBodyRefused);
+  EXPECT_EQ(check(plain("PUT", "/", "Host: 127.0.0.1\r\n")).status, 405u);
+  EXPECT_EQ(check(plain("GET", "/session", "Host: 127.0.0.1\r\n")).status, 405u);
+}
+
+TEST(WsHandshakeTest, PostSessionTakesTheOneTimeTokenOnceOrTheServerToken) {
+  UiSessions sessions("once-0123456789");
+  HandshakePolicy p = policy();
+  p.sessions = &sessions;
+  const std::string host = "Host: 127.0.0.1:7777\r\nOrigin: http://127.0.0.1:7777\r\n";
+  const auto opened = check(plain("POST", "/session", host + "Authorization: Bearer once-0123456789\r\n"), p);
+  EXPECT_EQ(opened.action, HandshakeAction::kOpenSession);
+  EXPECT_EQ(opened.status, 204u);
+  const auto again = check(plain("POST", "/session", host + "Authorization: Bearer once-0123456789\r\n"), p);
+  EXPECT_EQ(again.status, 401u);
+  EXPECT_EQ(again.code, codes::kRpcUnauthorized);
+  EXPECT_EQ(check(plain("POST", "/session", host + "Authorization: Bearer s3cret\r\n"), p).action,
+            HandshakeAction::kOpenSession);
+  // Another principal's token is no web session: the page is the owner.
+  EXPECT_EQ(check(plain("POST", "/session", host + "Authorization: Bearer other-token\r\n"), p).status, 401u);
+  EXPECT_EQ(check(plain("POST", "/session", host), p).status, 401u);
+  EXPECT_EQ(check(plain("POST", "/session", "Host: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\n")).status,
+            404u);  // a server without a web interface
+  HandshakePolicy open = p;
+  open.credentials.clear();
+  EXPECT_EQ(check(plain("POST", "/session", host), open).action, HandshakeAction::kOpenSession);
+}
+
+TEST(WsHandshakeTest, ASessionCookieUpgradesAsTheOwnerOnlyFromKeelsOwnOrigin) {
+  UiSessions sessions;
+  HandshakePolicy p = policy();
+  p.sessions = &sessions;
+  const std::string cookie = "Cookie: a=b; keel_session_7777=" + sessions.open() + "\r\n";
+  const auto page =
+      check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: http://127.0.0.1:7777\r\n" + cookie, "/rpc"), p);
+  EXPECT_TRUE(page.accepted()) << page.message;
+  EXPECT_EQ(page.action, HandshakeAction::kUpgrade);
+  EXPECT_EQ(page.principal, "owner");
+  EXPECT_EQ(check(upgrade("Host: 127.0.0.1:7777\r\n" + cookie), p).status, 401u);  // no Origin
+  EXPECT_EQ(check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: http://evil.example\r\n" + cookie), p).status,
+            403u);
+  HandshakePolicy listed = p;
+  listed.allowed_origins = {"https://ui.example.org"};
+  EXPECT_EQ(
+      check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: https://ui.example.org\r\n" + cookie), listed).status,
+      401u);  // a listed origin may connect with a token, not with keel's cookie
+  EXPECT_EQ(check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: http://127.0.0.1:7777\r\n"
+                          "Cookie: keel_session_7777=" +
+                          std::string(64, '0') + "\r\n"),
+                  p)
+                .status,
+            401u);
+  // The same name twice is ambiguous: neither counts.
+  EXPECT_EQ(check(upgrade("Host: 127.0.0.1:7777\r\nOrigin: http://127.0.0.1:7777\r\n" + cookie +
+                          "Cookie: keel_session_7777=x\r\n"),
+                  p)
+                .status,
+            401u);
+  EXPECT_EQ(session_cookie_name(7777), "keel_session_7777");
 }
 
 TEST(WsHandshakeTest, LoopbackAddresses) {

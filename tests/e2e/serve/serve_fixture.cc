@@ -96,10 +96,11 @@ void ServeFixture::start_model(const json& script, uint16_t port) {
 }
 
 ServeProcess& ServeFixture::spawn(const std::vector<std::string>& serve_args,
-                                  const std::vector<std::string>& global, bool stdio_pipes) {
+                                  const std::vector<std::string>& global, bool stdio_pipes,
+                                  const std::string& command) {
   std::vector<std::string> args = {"--config", config_path_.string()};
   args.insert(args.end(), global.begin(), global.end());
-  args.push_back("serve");
+  args.push_back(command);
   args.insert(args.end(), serve_args.begin(), serve_args.end());
   processes_.push_back(std::make_unique<ServeProcess>(KEEL_BINARY, args, stdio_pipes, dir_.path() / "home",
                                                       extra_environment_));

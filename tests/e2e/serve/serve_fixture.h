@@ -44,9 +44,9 @@ class ServeFixture : public ::testing::Test {
   void start_model(const nlohmann::json& script, uint16_t port = 0);
   model_server::ModelServer& model() { return *model_; }
 
-  // keel --config CFG [global...] serve [serve_args...]
+  // keel --config CFG [global...] <command> [serve_args...]
   ServeProcess& spawn(const std::vector<std::string>& serve_args, const std::vector<std::string>& global = {},
-                      bool stdio_pipes = false);
+                      bool stdio_pipes = false, const std::string& command = "serve");
 
   struct Stdio {
     ServeProcess* process = nullptr;
