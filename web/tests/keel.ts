@@ -75,12 +75,14 @@ export class KeelHarness {
     mkdirSync(join(this.dir, "home"));
   }
 
-  /** Starts (or replaces) the scripted model server. */
+  /** Starts (or replaces, on the same port: keel's environment snapshot holds the provider's URL) the
+   * scripted model server. */
   async startModel(script: Script): Promise<void> {
-    this.stopModel();
+    await this.stopModel();
     const file = join(this.dir, `script-${Date.now()}.json`);
     writeFileSync(file, JSON.stringify(script));
-    const child = spawn(modelServerBin, ["--script", file, "--port", "0", "--max-seconds", "600"], { stdio: ["ignore", "pipe", "pipe"] });
+    const port = this.modelUrl === "" ? "0" : new URL(this.modelUrl).port;
+    const child = spawn(modelServerBin, ["--script", file, "--port", port, "--max-seconds", "600"], { stdio: ["ignore", "pipe", "pipe"] });
     this.model = child;
     const found = await waitForOutput(child, "stdout", /listening on 127\.0\.0\.1:(\d+)/, "keel-model-server");
     this.modelUrl = `http://127.0.0.1:${found[1]}`;
@@ -135,9 +137,13 @@ export class KeelHarness {
     return `${this.staticOrigin}/?rpc=${encodeURIComponent(`ws://127.0.0.1:${this.port}/`)}`;
   }
 
-  private stopModel(): void {
-    if (this.model !== null && this.model.exitCode === null) this.model.kill("SIGTERM");
+  private async stopModel(): Promise<void> {
+    const child = this.model;
     this.model = null;
+    if (child === null || child.exitCode !== null) return;
+    const exited = new Promise((done) => child.once("exit", done));
+    child.kill("SIGTERM");
+    await exited;
   }
 
   async stop(): Promise<void> {
@@ -148,7 +154,7 @@ export class KeelHarness {
       child.kill("SIGTERM");
       await exited;
     }
-    this.stopModel();
+    await this.stopModel();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
