@@ -488,7 +488,9 @@ export class AppStore {
     const view = this.current.value;
     if (view === null) return;
     try {
-      const forked = await this.command<ResultThreadFork>("thread.fork", { threadId: view.threadId, atNodeId });
+      const parent = this.threads.value.find((t) => t.threadId === view.threadId);
+      const title = `${parent?.title || "untitled"} (fork)`;
+      const forked = await this.command<ResultThreadFork>("thread.fork", { threadId: view.threadId, atNodeId, title });
       await this.loadThreads();
       await this.openThread(forked.threadId);
     } catch (error) {

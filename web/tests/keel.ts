@@ -114,12 +114,16 @@ export class KeelHarness {
     env["HOME"] = join(this.dir, "home");
     env["XDG_CONFIG_HOME"] = join(this.dir, "home", "config");
     env["XDG_DATA_HOME"] = join(this.dir, "home", "data");
-    const args = ["--config", config, "serve", "--listen", `127.0.0.1:${this.port}`, "--no-token", "--allow-origin", this.staticOrigin, "--workspace", join(this.dir, "workspace")];
+    const portFile = join(this.dir, "port");
+    rmSync(portFile, { force: true });
+    const args = ["--config", config, "serve", "--listen", `127.0.0.1:${this.port}`, "--port-file", portFile, "--no-token", "--allow-origin", this.staticOrigin, "--workspace", join(this.dir, "workspace")];
     const child = spawn(keelBin, args, { stdio: ["ignore", "ignore", "pipe"], env });
     this.keel = child;
     child.stderr?.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
-    const found = await waitForOutput(child, "stderr", /keel: listening on ws:\/\/127\.0\.0\.1:(\d+)\//, "keel serve");
-    this.port = Number(found[1]);
+    // serve writes the port file, then says it listens (the log may interleave with that line: only its
+    // start is looked for).
+    await waitForOutput(child, "stderr", /keel: listening on /, "keel serve");
+    this.port = Number(readFileSync(portFile, "utf8").trim());
   }
 
   /** SIGKILL: the process dies mid-whatever, as on a crash. */

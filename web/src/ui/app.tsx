@@ -34,7 +34,7 @@ function ThreadTree({ store }: { store: AppStore }) {
     const list = children.get(parent);
     if (list === undefined) return null;
     return (
-      <ul role={parent === null ? undefined : "group"}>
+      <ul>
         {list.map((t) => {
           const sub = render(t.threadId);
           if (!matches(t) && sub === null) return null;

@@ -2,14 +2,42 @@
 // Model, tool and page text is shown as text, or as Markdown through renderMarkdown (which escapes HTML);
 // nothing from keel reaches innerHTML any other way.
 import { memo } from "preact/compat";
-import { useMemo } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import { imagesOf, imageUrl, textOf } from "../content";
 import { renderMarkdown } from "../markdown";
 import type { AppStore, NodeView, StreamItem, ThreadView, Usage } from "../store";
 import { Icon } from "./icons";
 
-function Markdown({ text }: { text: string }) {
-  const html = useMemo(() => renderMarkdown(text), [text]);
+// Rendering Markdown costs about a millisecond a message: a long thread shows its older messages as plain
+// text first and upgrades them newest first in slices of a few milliseconds, so opening it never blocks the
+// main thread for long.
+const laterJobs: (() => void)[] = [];
+let draining = false;
+function drainLater(): void {
+  const end = performance.now() + 8;
+  while (laterJobs.length > 0 && performance.now() < end) laterJobs.pop()?.();
+  if (laterJobs.length > 0) setTimeout(drainLater, 0);
+  else draining = false;
+}
+function renderLater(job: () => void): void {
+  laterJobs.push(job);
+  if (!draining) {
+    draining = true;
+    setTimeout(drainLater, 0);
+  }
+}
+
+function Markdown({ text, eager }: { text: string; eager: boolean }) {
+  const [html, setHtml] = useState<string | null>(() => (eager ? renderMarkdown(text) : null));
+  useEffect(() => {
+    let live = true;
+    if (eager) setHtml(renderMarkdown(text));
+    else renderLater(() => live && setHtml(renderMarkdown(text)));
+    return () => {
+      live = false;
+    };
+  }, [text]);
+  if (html === null) return <div class="markdown plain">{text}</div>;
   return <div class="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
@@ -154,11 +182,13 @@ const Message = memo(function Message({
   result,
   live,
   onFork,
+  eager,
 }: {
   node: NodeView;
   result?: NodeView | undefined;
   live?: StreamItem | undefined;
   onFork: (id: string) => void;
+  eager: boolean;
 }) {
   const forkButton = (
     <button type="button" class="icon-button fork" onClick={() => onFork(node.id)} aria-label="Fork the thread at this message" title="Fork here">
@@ -184,7 +214,7 @@ const Message = memo(function Message({
         <article class="msg assistant" aria-label="keel">
           <div class="who">keel</div>
           <Reasoning text={reasoning} />
-          <Markdown text={text} />
+          <Markdown text={text} eager={eager} />
           {forkButton}
         </article>
       );
@@ -222,6 +252,9 @@ function Streaming({ item }: { item: StreamItem }) {
   );
 }
 
+/** How many of the newest messages get their Markdown at once. */
+const kEagerMarkdown = 60;
+
 export function Transcript({ store, view }: { store: AppStore; view: ThreadView }) {
   const nodes = view.nodes.value;
   const streaming = view.streaming.value;
@@ -232,13 +265,14 @@ export function Transcript({ store, view }: { store: AppStore; view: ThreadView 
   }
   const liveTools = new Map<string, StreamItem>();
   for (const s of streaming) if (s.toolCallId !== undefined) liveTools.set(s.toolCallId, s);
-  const onFork = (id: string) => void store.fork(id);
+  const onFork = useCallback((id: string) => void store.fork(id), [store]);
   const out = [];
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;
     if (n.kind === "tool_result" && typeof n.body["toolCallId"] === "string") continue;
     const callId = typeof n.body["toolCallId"] === "string" ? n.body["toolCallId"] : "";
-    out.push(<Message key={n.id} node={n} result={results.get(callId)} live={liveTools.get(callId)} onFork={onFork} />);
+    const eager = nodes.length - i <= kEagerMarkdown;
+    out.push(<Message key={n.id} node={n} result={results.get(callId)} live={liveTools.get(callId)} onFork={onFork} eager={eager} />);
     const next = nodes[i + 1];
     const runId = n.runId ?? null;
     if (runId !== null && (next === undefined || next.runId !== runId) && usage[runId] !== undefined) {
