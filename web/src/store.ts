@@ -206,8 +206,20 @@ export class AppStore {
       );
       this.approvals.value = this.approvals.value.filter((a) => approvalIds.has(a.approvalId));
       this.interactions.value = this.interactions.value.filter((i) => interactionIds.has(i.interactionId));
-      const uncertainRuns = new Set(init.unfinished.filter((u) => u.state === "paused_uncertain").map((u) => u.runId));
-      this.uncertain.value = this.uncertain.value.filter((u) => uncertainRuns.has(u.runId));
+      // run.uncertain is sent when recovery pauses the run, before this page could be connected: a paused
+      // run that initialize lists is offered the same choices, naming the call when its event was seen.
+      const uncertainRuns = init.unfinished.filter((u) => u.state === "paused_uncertain");
+      this.uncertain.value = uncertainRuns.map(
+        (u) =>
+          this.uncertain.value.find((known) => known.runId === u.runId) ?? {
+            runId: u.runId,
+            turnId: u.turnId,
+            toolCallId: "",
+            name: "a write",
+            offers: ["retry", "mark_done", "fail"],
+            threadId: u.threadId,
+          },
+      );
       await Promise.all([this.loadThreads(), this.loadPolicy()]);
       const open = this.current.value;
       if (open !== null) await this.readThread(open);

@@ -89,7 +89,7 @@ export class KeelHarness {
   }
 
   /** Starts keel serve on this test's store (again after kill(): same store, same port). */
-  async startKeel(): Promise<void> {
+  async startKeel(extraEnv: Record<string, string> = {}): Promise<void> {
     const config = join(this.dir, "keel.toml");
     writeFileSync(
       config,
@@ -114,6 +114,7 @@ export class KeelHarness {
     env["HOME"] = join(this.dir, "home");
     env["XDG_CONFIG_HOME"] = join(this.dir, "home", "config");
     env["XDG_DATA_HOME"] = join(this.dir, "home", "data");
+    Object.assign(env, extraEnv);
     const portFile = join(this.dir, "port");
     rmSync(portFile, { force: true });
     const args = ["--config", config, "serve", "--listen", `127.0.0.1:${this.port}`, "--port-file", portFile, "--no-token", "--allow-origin", this.staticOrigin, "--workspace", join(this.dir, "workspace")];
@@ -124,6 +125,13 @@ export class KeelHarness {
     // start is looked for).
     await waitForOutput(child, "stderr", /keel: listening on /, "keel serve");
     this.port = Number(readFileSync(portFile, "utf8").trim());
+  }
+
+  /** Resolves when keel exits by itself (a fail point that crashes it). */
+  exited(): Promise<void> {
+    const child = this.keel;
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((done) => child.once("exit", () => done()));
   }
 
   /** SIGKILL: the process dies mid-whatever, as on a crash. */

@@ -61,3 +61,20 @@ test("ask_user appears as a form; the answer goes back to the model", async ({ p
   await expect(form).toHaveCount(0);
   await expect(page.locator(".msg.assistant .markdown").last()).toHaveText("Blue it is.");
 });
+
+test("a timer shows when it fires, then the turn goes on", async ({ page, keel }) => {
+  await keel.startModel({
+    responses: [
+      respond("[timer]", [{ type: "tool_calls", calls: [{ id: "call_t", name: "set_timer", arguments: { seconds: 2 } }] }]),
+      respond(null, [text("Time is up.")]),
+    ],
+  });
+  await keel.startKeel();
+  await openApp(page, keel);
+  await page.getByLabel("Message to keel").fill("[timer] please");
+  await page.keyboard.press("Enter");
+  const timer = page.getByRole("group", { name: "Timer" });
+  await expect(timer).toContainText("The agent waits until");
+  await expect(timer).toHaveCount(0);
+  await expect(page.locator(".msg.assistant .markdown").last()).toHaveText("Time is up.");
+});

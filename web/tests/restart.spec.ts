@@ -45,3 +45,28 @@ test("an interrupted turn survives SIGKILL: after the restart the page offers to
   await expect(page.locator("[data-run-state]")).toHaveAttribute("data-run-state", "completed");
   await expect(offer).toHaveCount(0);
 });
+
+test("a write cut off by a crash: after the restart the page asks whether it took effect", async ({ page, keel }) => {
+  await keel.startModel({
+    responses: [
+      respond("[write]", [{ type: "tool_calls", calls: [{ id: "call_w", name: "write_file", arguments: { path: "w.txt", content: "x" } }] }]),
+      respond(null, [text("Noted, it was written.")]),
+    ],
+  });
+  // keel dies (a fail point) right before the approved write runs: its outcome is unknown on restart.
+  await keel.startKeel({ KEEL_FAILPOINTS: "tool.execute.before=crash" });
+  await openApp(page, keel);
+  await page.getByLabel("Message to keel").fill("please [write]");
+  await page.keyboard.press("Enter");
+  await page.getByRole("group", { name: /Approve/ }).getByRole("button", { name: "Allow once" }).click();
+  await keel.exited();
+  await keel.startKeel();
+  const card = page.getByRole("group", { name: "Unknown outcome" });
+  await expect(card).toBeVisible();
+  await expect(card.getByRole("button")).toHaveText(["Retry", "Mark done", "It failed"]);
+  await page.screenshot({ path: test.info().outputPath("uncertain.png") });
+  await expectAccessible(page, "uncertain write");
+  await card.getByRole("button", { name: "Mark done" }).click();
+  await expect(card).toHaveCount(0);
+  await expect(page.locator(".msg.assistant .markdown").last()).toHaveText("Noted, it was written.");
+});

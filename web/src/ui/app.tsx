@@ -20,6 +20,7 @@ function ThreadTree({ store }: { store: AppStore }) {
   const threads = store.threads.value;
   const currentId = store.current.value?.threadId ?? null;
   const waiting = new Set([...store.approvals.value.map((a) => a.threadId), ...store.interactions.value.map((i) => i.threadId)]);
+  const paused = new Set(store.unfinished.value.filter((u) => u.canContinue).map((u) => u.threadId));
   const children = new Map<string | null, ThreadEntry[]>();
   const ids = new Set(threads.map((t) => t.threadId));
   for (const t of threads) {
@@ -51,6 +52,7 @@ function ThreadTree({ store }: { store: AppStore }) {
                   {t.parentThreadId !== null && <Icon name="fork" />}
                   <span>{title}</span>
                   {waiting.has(t.threadId) && <span class="badge attention">waiting</span>}
+                  {!waiting.has(t.threadId) && paused.has(t.threadId) && <span class="badge attention">interrupted</span>}
                 </button>
                 {confirming === t.threadId ? (
                   <button type="button" class="danger small" onClick={() => void store.deleteThread(t.threadId)} onBlur={() => setConfirming(null)}>

@@ -135,7 +135,7 @@ export function UncertainCard({ store, uncertain }: { store: AppStore; uncertain
   return (
     <section class="card uncertain" role="group" aria-label="Unknown outcome">
       <h3>
-        <Icon name="warn" /> Did <code>{uncertain.name}</code> take effect?
+        <Icon name="warn" /> Did {uncertain.toolCallId === "" ? uncertain.name : <code>{uncertain.name}</code>} take effect?
       </h3>
       <p>keel stopped while this write was running; its outcome is unknown.</p>
       <div class="actions">
