@@ -29,7 +29,11 @@ test("an approval shows its preview and offers; answered in one tab it disappear
   await expect(otherCard).toBeVisible();
   await expect(other.locator(".thread .badge.attention")).toHaveText("waiting");
 
-  await card.getByRole("button", { name: "Allow once" }).click();
+  // By keyboard, with a visible focus ring.
+  const allow = card.getByRole("button", { name: "Allow once" });
+  await allow.focus();
+  expect(await allow.evaluate((b) => getComputedStyle(b).outlineStyle)).toBe("solid");
+  await page.keyboard.press("Enter");
   await expect(otherCard).toHaveCount(0);
   await expect(card).toHaveCount(0);
   for (const p of [page, other]) {

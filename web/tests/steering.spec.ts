@@ -36,7 +36,7 @@ test("Queue holds inputs during a turn, an entry can be removed, and Esc interru
   await page.getByRole("button", { name: "Queue" }).click();
   await expect(page.locator(".queue li")).toHaveCount(1);
   await box.fill("second queued");
-  await box.press("Alt+Enter");
+  await box.press("Shift+Alt+Enter");
   await expect(page.locator(".queue li")).toHaveCount(2);
   await expect(page.getByRole("heading", { name: "Queued (2 of 8)" })).toBeVisible();
   await page.screenshot({ path: test.info().outputPath("queue.png") });

@@ -148,7 +148,9 @@ function Composer({ store, view }: { store: AppStore; view: ThreadView | null })
         placeholder={running ? "Steer the running task (Enter), queue it (Alt+Enter), stop (Esc)" : "Ask keel (Enter to send)"}
         onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
         onKeyDown={(e) => {
-          if (e.key === "Enter" && !e.shiftKey) {
+          // Enter sends (steers while a turn runs); Alt+Enter or Shift+Alt+Enter (the spec's) queues;
+          // Shift+Enter is a new line.
+          if (e.key === "Enter" && (!e.shiftKey || e.altKey)) {
             e.preventDefault();
             void send(e.altKey && running);
           } else if (e.key === "Escape" && running) {
