@@ -240,6 +240,8 @@ export class AppStore {
       parentThreadId: t.parentThreadId ?? null,
       updatedAt: t.updatedAt ?? 0,
     }));
+    const open = this.current.value;
+    if (open !== null && !this.threads.value.some((t) => t.threadId === open.threadId)) await this.openThread(null);
   }
 
   private async loadPolicy(): Promise<void> {
@@ -364,7 +366,9 @@ export class AppStore {
 
   private onThreadUpdated(threadId: string, p: EventThreadUpdated): void {
     const known = this.threads.value.some((t) => t.threadId === threadId);
-    if (!known) {
+    // Without a title the event reports a command (a fork, a branch, a delete from another tab): the list
+    // is read again rather than guessed.
+    if (!known || p.title === undefined) {
       void this.loadThreads().catch((error: unknown) => this.report(error));
       return;
     }
