@@ -52,6 +52,12 @@ if ! command -v npm >/dev/null; then
 fi
 echo "scripts/setup.sh: npm ci in clients/ts"
 (cd clients/ts && retry npm ci --no-audit --no-fund)
+# web/: the web app's packages (Preact, markdown-it; esbuild, TypeScript, Playwright's test runner, axe-core),
+# then its build (web/dist). Playwright drives Debian's chromium: no browser is downloaded.
+echo "scripts/setup.sh: npm ci in web"
+(cd web && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 retry npm ci --no-audit --no-fund)
+echo "scripts/setup.sh: building the web app (web/dist)"
+(cd web && npm run build)
 
 if [ "${1:-}" = "--no-build" ]; then exit 0; fi
 BUILD_DIR="${1:-build}"

@@ -1,0 +1,275 @@
+// The page: the thread list and tree on the side, the open thread in the middle with what waits for the
+// person, the queue and the input box, which stays live while a turn runs.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { textOf } from "../content";
+import { isActive, kModes, type AppStore, type Mode, type ThreadEntry, type ThreadView } from "../store";
+import { Icon } from "./icons";
+import { ApprovalCard, ContinueCard, InteractionCard, UncertainCard } from "./prompts";
+import { Transcript } from "./transcript";
+
+const kModeLabels: Record<Mode, string> = {
+  ask_every_write: "Ask before every write",
+  ask_writes: "Ask before writes",
+  read_only: "Read only",
+  allow_all: "Allow everything",
+};
+
+function ThreadTree({ store }: { store: AppStore }) {
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const query = store.search.value.trim().toLowerCase();
+  const threads = store.threads.value;
+  const currentId = store.current.value?.threadId ?? null;
+  const waiting = new Set([...store.approvals.value.map((a) => a.threadId), ...store.interactions.value.map((i) => i.threadId)]);
+  const paused = new Set(store.unfinished.value.filter((u) => u.canContinue).map((u) => u.threadId));
+  const children = new Map<string | null, ThreadEntry[]>();
+  const ids = new Set(threads.map((t) => t.threadId));
+  for (const t of threads) {
+    const parent = t.parentThreadId !== null && ids.has(t.parentThreadId) ? t.parentThreadId : null;
+    const list = children.get(parent) ?? [];
+    list.push(t);
+    children.set(parent, list);
+  }
+  for (const list of children.values()) list.sort((a, b) => b.updatedAt - a.updatedAt);
+  const matches = (t: ThreadEntry) => query === "" || (t.title || "untitled").toLowerCase().includes(query);
+  const render = (parent: string | null): preact.JSX.Element | null => {
+    const list = children.get(parent);
+    if (list === undefined) return null;
+    return (
+      <ul>
+        {list.map((t) => {
+          const sub = render(t.threadId);
+          if (!matches(t) && sub === null) return null;
+          const title = t.title || "(untitled)";
+          return (
+            <li key={t.threadId}>
+              <div class={t.threadId === currentId ? "thread current" : "thread"}>
+                <button
+                  type="button"
+                  class="thread-open"
+                  aria-current={t.threadId === currentId ? "true" : undefined}
+                  onClick={() => void store.openThread(t.threadId)}
+                >
+                  {t.parentThreadId !== null && <Icon name="fork" />}
+                  <span>{title}</span>
+                  {waiting.has(t.threadId) && <span class="badge attention">waiting</span>}
+                  {!waiting.has(t.threadId) && paused.has(t.threadId) && <span class="badge attention">interrupted</span>}
+                </button>
+                {confirming === t.threadId ? (
+                  <button type="button" class="danger small" onClick={() => void store.deleteThread(t.threadId)} onBlur={() => setConfirming(null)}>
+                    Delete?
+                  </button>
+                ) : (
+                  <button type="button" class="icon-button" aria-label={`Delete thread ${title}`} onClick={() => setConfirming(t.threadId)}>
+                    <Icon name="trash" />
+                  </button>
+                )}
+              </div>
+              {sub}
+            </li>
+          );
+        })}
+      </ul>
+    );
+  };
+  return <nav aria-label="Threads">{render(null)}</nav>;
+}
+
+function Sidebar({ store }: { store: AppStore }) {
+  return (
+    <aside class="sidebar">
+      <div class="sidebar-top">
+        <button type="button" class="primary" onClick={() => void store.newThread()}>
+          <Icon name="plus" /> New thread
+        </button>
+        <label class="search">
+          <span class="visually-hidden">Search threads</span>
+          <input
+            type="search"
+            placeholder="Search threads"
+            value={store.search.value}
+            onInput={(e) => (store.search.value = (e.target as HTMLInputElement).value)}
+          />
+        </label>
+      </div>
+      <ThreadTree store={store} />
+    </aside>
+  );
+}
+
+function Queue({ store, view }: { store: AppStore; view: ThreadView }) {
+  const items = view.queue.value;
+  if (items.length === 0) return null;
+  return (
+    <section class="queue" aria-labelledby="queue-title">
+      <h3 id="queue-title">Queued ({items.length} of 8)</h3>
+      <ol>
+        {items.map((item) => {
+          const text = textOf(item.input);
+          return (
+            <li key={item.itemId}>
+              <span class="plain">{text}</span>
+              <button type="button" class="icon-button" aria-label={`Remove queued: ${text.slice(0, 40)}`} onClick={() => void store.removeQueued(item.itemId)}>
+                <Icon name="trash" />
+              </button>
+            </li>
+          );
+        })}
+      </ol>
+    </section>
+  );
+}
+
+function Composer({ store, view }: { store: AppStore; view: ThreadView | null }) {
+  const [text, setText] = useState("");
+  const input = useRef<HTMLTextAreaElement>(null);
+  const running = view !== null && isActive(view.run.value);
+  useEffect(() => input.current?.focus(), [view]);
+  const send = async (queue: boolean) => {
+    const value = text;
+    const ok = queue ? await store.enqueue(value) : await store.send(value);
+    if (ok) setText((now) => (now === value ? "" : now));
+  };
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send(false);
+      }}
+    >
+      <label for="composer-input" class="visually-hidden">
+        Message to keel
+      </label>
+      <textarea
+        id="composer-input"
+        ref={input}
+        rows={3}
+        value={text}
+        placeholder={running ? "Steer the running task (Enter), queue it (Alt+Enter), stop (Esc)" : "Ask keel (Enter to send)"}
+        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+        onKeyDown={(e) => {
+          // Enter sends (steers while a turn runs); Alt+Enter or Shift+Alt+Enter (the spec's) queues;
+          // Shift+Enter is a new line.
+          if (e.key === "Enter" && (!e.shiftKey || e.altKey)) {
+            e.preventDefault();
+            void send(e.altKey && running);
+          } else if (e.key === "Escape" && running) {
+            e.preventDefault();
+            void store.interrupt();
+          }
+        }}
+      />
+      <div class="composer-actions">
+        <button type="submit" class="primary" disabled={store.connection.value !== "open"}>
+          <Icon name="send" /> {running ? "Steer" : "Send"}
+        </button>
+        {running && (
+          <>
+            <button type="button" onClick={() => void send(true)}>
+              <Icon name="queue" /> Queue
+            </button>
+            <button type="button" class="danger" onClick={() => void store.interrupt()}>
+              <Icon name="stop" /> Stop
+            </button>
+          </>
+        )}
+      </div>
+    </form>
+  );
+}
+
+function ModeSelect({ store, view }: { store: AppStore; view: ThreadView | null }) {
+  const policy = store.policy.value;
+  if (view === null) return <span class="mode">Policy: {kModeLabels[policy.defaultMode as Mode] ?? policy.defaultMode}</span>;
+  const mode = policy.threadModes[view.threadId] ?? policy.defaultMode;
+  return (
+    <label class="mode">
+      Policy{" "}
+      <select value={mode} onChange={(e) => void store.setMode(view.threadId, (e.target as HTMLSelectElement).value as Mode)}>
+        {kModes.map((m) => (
+          <option key={m} value={m}>
+            {kModeLabels[m]}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+const kConnectionText = {
+  connecting: "Connecting to keel…",
+  open: "Connected",
+  reconnecting: "keel is not reachable — reconnecting…",
+  refused: "",
+} as const;
+
+function Connection({ store }: { store: AppStore }) {
+  const state = store.connection.value;
+  if (state === "refused") {
+    return (
+      <p class="banner error" role="alert">
+        keel refused this page or is not running. Open the link keel printed (the one with #token=…).
+      </p>
+    );
+  }
+  return (
+    <span class={`conn ${state}`} role="status" data-state={state}>
+      {kConnectionText[state]}
+    </span>
+  );
+}
+
+function Main({ store }: { store: AppStore }) {
+  const view = store.current.value;
+  const threadId = view?.threadId ?? null;
+  const approvals = store.approvals.value.filter((a) => a.threadId === threadId);
+  const interactions = store.interactions.value.filter((i) => i.threadId === threadId);
+  const uncertain = store.uncertain.value.filter((u) => u.threadId === threadId);
+  const run = view?.run.value ?? null;
+  const canContinue = view !== null && run !== null && (run.state === "interrupted" || run.state === "budget_paused");
+  const title = store.threads.value.find((t) => t.threadId === threadId)?.title;
+  const status = store.status.value;
+  return (
+    <main class="main">
+      <header class="topbar">
+        <h1>{view === null ? "New thread" : title || "(untitled)"}</h1>
+        {run !== null && <span class={`run-state ${run.state}`} data-run-state={run.state}>{run.state.replace(/_/g, " ")}</span>}
+        <ModeSelect store={store} view={view} />
+        <Connection store={store} />
+      </header>
+      <div class="scroll">
+        {view !== null && <Transcript store={store} view={view} />}
+        {view === null && <p class="empty">Write below to start a thread.</p>}
+        {run?.recovered === true && isActive(run) && <p class="notice">keel restarted and picked this task up again.</p>}
+        {approvals.map((a) => (
+          <ApprovalCard key={a.approvalId} store={store} approval={a} />
+        ))}
+        {interactions.map((i) => (
+          <InteractionCard key={i.interactionId} store={store} interaction={i} />
+        ))}
+        {uncertain.map((u) => (
+          <UncertainCard key={u.runId} store={store} uncertain={u} />
+        ))}
+        {canContinue && run !== null && view !== null && (
+          <ContinueCard store={store} run={{ threadId: view.threadId, runId: run.runId, turnId: run.turnId, state: run.state, canContinue: true }} />
+        )}
+      </div>
+      {view !== null && <Queue store={store} view={view} />}
+      {status !== null && (
+        <p class={`status ${status.kind}`} role={status.kind === "error" ? "alert" : "status"}>
+          {status.text}
+        </p>
+      )}
+      <Composer store={store} view={view} />
+    </main>
+  );
+}
+
+export function App({ store }: { store: AppStore }) {
+  return (
+    <div class="app">
+      <Sidebar store={store} />
+      <Main store={store} />
+    </div>
+  );
+}
