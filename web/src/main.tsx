@@ -8,7 +8,7 @@ import { App } from "./ui/app";
 async function main(): Promise<void> {
   const endpoint = await resolveEndpoint(window.location, window.history);
   const transport = new WebSocketTransport({ url: () => endpoint.url });
-  const store = new AppStore(transport);
+  const store = new AppStore(transport, endpoint.checkSession);
   const root = document.getElementById("app");
   if (root === null) return;
   render(<App store={store} />, root);

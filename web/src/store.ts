@@ -26,6 +26,7 @@ import type {
   ResultThreadRead,
   ResultTurnInput,
 } from "../../clients/ts/protocol";
+import type { SessionCheck } from "./bootstrap";
 import { newSubmissionId } from "./ids";
 import { RpcError, type StateChange, type Transport } from "./transport/transport";
 
@@ -151,7 +152,9 @@ export class ThreadView {
   }
 }
 
-export type ConnectionView = "connecting" | "open" | "reconnecting" | "refused";
+/** "refused": no connection ever opened; "expired": one did, keel answers again but no longer knows this
+ * page's session (it restarted). */
+export type ConnectionView = "connecting" | "open" | "reconnecting" | "refused" | "expired";
 
 export class AppStore {
   readonly connection = signal<ConnectionView>("connecting");
@@ -169,7 +172,13 @@ export class AppStore {
   readonly status = signal<{ text: string; kind: "info" | "error" } | null>(null);
   readonly search = signal("");
 
-  constructor(private readonly transport: Transport) {
+  /** set when keel, reachable again, answered that it does not know the session cookie */
+  private sessionUnknown = false;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly checkSession?: () => Promise<SessionCheck>,
+  ) {
     transport.onEvent((event) => this.onEvent(event));
     transport.onState((change) => this.onState(change));
   }
@@ -182,11 +191,28 @@ export class AppStore {
 
   private onState(change: StateChange): void {
     if (change.state === "open") {
+      this.sessionUnknown = false;
       this.connection.value = "open";
       void this.resync();
     } else if (change.state === "waiting" || change.state === "connecting") {
-      this.connection.value = change.everOpened ? "reconnecting" : change.failures > 0 ? "refused" : "connecting";
+      this.connection.value = this.viewOf(change);
+      if (change.state === "waiting" && change.everOpened && change.failures > 0) void this.recheckSession(change);
     }
+  }
+
+  private viewOf(change: StateChange): ConnectionView {
+    if (!change.everOpened) return change.failures > 0 ? "refused" : "connecting";
+    return this.sessionUnknown ? "expired" : "reconnecting";
+  }
+
+  /** A reconnect failed: keel is down (keep retrying quietly) or it restarted and forgot the session (say
+   * how to get back in, and keep retrying: a new link opened in any tab renews the cookie for this one). */
+  private async recheckSession(change: StateChange): Promise<void> {
+    if (this.checkSession === undefined) return;
+    const answer = await this.checkSession();
+    if (this.transport.state === "open") return;
+    this.sessionUnknown = answer === "unknown";
+    this.connection.value = this.viewOf(change);
   }
 
   private async resync(): Promise<void> {

@@ -2,7 +2,7 @@
 // diff. A browser run is not needed to show them: a stand-in for keel's WebSocket (Playwright's
 // routeWebSocket) serves a thread whose nodes have keel's shapes.
 import { expectAccessible } from "./a11y";
-import { expect, test } from "./keel";
+import { expect, standInUrl, test } from "./keel";
 
 // A 2x2 PNG.
 const kPng = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
@@ -53,7 +53,8 @@ test("a screenshot result shows its image with the ref boxes over it, and a diff
       ws.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: results[request.method] ?? {} }));
     });
   });
-  await page.goto(`${keel.staticOrigin}/?rpc=${encodeURIComponent("ws://127.0.0.1:9/stand-in")}`);
+  await keel.startKeel();
+  await page.goto(standInUrl(keel));
   await page.locator('[data-state="open"]').waitFor();
   await page.locator(".thread-open").first().click();
   const shot = page.locator(".tool-card .shot");

@@ -1,42 +1,17 @@
-// The one place that starts what the browser tests talk to: a static server for web/dist (until keel serves
-// the assets itself), the scripted model server (docs/model-server.md) and a real `keel serve --listen`
-// allowed to be reached from the static server's origin. Everything is started per test and killed by pid.
-import { test as base, type Page } from "@playwright/test";
+// The one place that starts what the browser tests talk to: the scripted model server (docs/model-server.md)
+// and a real `keel serve --listen` with a token file, which serves the built app (web/dist) itself and prints
+// the one-time `#token=` URL the page logs in with. Everything is started per test and killed by pid.
+import { test as base, type BrowserContext, type Page } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join, normalize, resolve } from "node:path";
+import { join, resolve } from "node:path";
 
 const webRoot = resolve(import.meta.dirname, "..");
 export const keelBin = process.env["KEEL_BIN"] ?? resolve(webRoot, "../build/keel");
 export const modelServerBin =
   process.env["KEEL_MODEL_SERVER_BIN"] ?? resolve(webRoot, "../build/src/model_server/keel-model-server");
-
-const kTypes: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-};
-
-/** Serves web/dist on 127.0.0.1:<free port>. */
-async function startStatic(): Promise<{ origin: string; server: Server }> {
-  const dist = join(webRoot, "dist");
-  const server = createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    const file = normalize(join(dist, path === "/" ? "index.html" : path));
-    if (!file.startsWith(dist) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": kTypes[extname(file)] ?? "application/octet-stream" });
-    res.end(readFileSync(file));
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("static server has no port");
-  return { origin: `http://127.0.0.1:${address.port}`, server };
-}
+const uiDir = join(webRoot, "dist");
 
 /** Resolves with the first match of `pattern` in what the process writes to `stream`. */
 function waitForOutput(child: ChildProcess, stream: "stdout" | "stderr", pattern: RegExp, what: string): Promise<RegExpMatchArray> {
@@ -69,8 +44,12 @@ export class KeelHarness {
   private modelUrl = "";
   port = 0;
   log = "";
+  /** the URL keel printed on its last start (`http://127.0.0.1:PORT/#token=<one-time>`) */
+  printedUrl = "";
+  /** whether a page has opened printedUrl since (its token works once) */
+  private loggedIn = false;
 
-  constructor(readonly staticOrigin: string) {
+  constructor() {
     mkdirSync(join(this.dir, "workspace"));
     mkdirSync(join(this.dir, "home"));
   }
@@ -88,8 +67,10 @@ export class KeelHarness {
     this.modelUrl = `http://127.0.0.1:${found[1]}`;
   }
 
-  /** Starts keel serve on this test's store (again after kill(): same store, same port). */
+  /** Starts keel serve on this test's store (again after kill(): same store, same port, same token file).
+   * Without startModel() first, the provider points at a closed port (tests whose page talks to a stand-in). */
   async startKeel(extraEnv: Record<string, string> = {}): Promise<void> {
+    const modelUrl = this.modelUrl === "" ? "http://127.0.0.1:9" : this.modelUrl;
     const config = join(this.dir, "keel.toml");
     writeFileSync(
       config,
@@ -98,7 +79,7 @@ export class KeelHarness {
         `default_model = "scripted"`,
         `[providers.local]`,
         `kind = "openai-chat"`,
-        `base_url = "${this.modelUrl}/v1"`,
+        `base_url = "${modelUrl}/v1"`,
         `max_retries = 2`,
         `[models.scripted]`,
         `provider = "local"`,
@@ -117,14 +98,32 @@ export class KeelHarness {
     Object.assign(env, extraEnv);
     const portFile = join(this.dir, "port");
     rmSync(portFile, { force: true });
-    const args = ["--config", config, "serve", "--listen", `127.0.0.1:${this.port}`, "--port-file", portFile, "--no-token", "--allow-origin", this.staticOrigin, "--workspace", join(this.dir, "workspace")];
+    const args = [
+      ...["--config", config, "serve", "--listen", `127.0.0.1:${this.port}`, "--port-file", portFile],
+      ...["--token-file", join(this.dir, "token"), "--ui-dir", uiDir, "--workspace", join(this.dir, "workspace")],
+    ];
     const child = spawn(keelBin, args, { stdio: ["ignore", "ignore", "pipe"], env });
     this.keel = child;
     child.stderr?.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
-    // serve writes the port file, then says it listens (the log may interleave with that line: only its
-    // start is looked for).
-    await waitForOutput(child, "stderr", /keel: listening on /, "keel serve");
+    // serve writes the port file, says it listens, then prints the page's URL (log lines may interleave:
+    // only the URL itself is looked for).
+    const found = await waitForOutput(child, "stderr", /keel: web interface (http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64})\n/, "keel serve");
     this.port = Number(readFileSync(portFile, "utf8").trim());
+    this.printedUrl = found[1] ?? "";
+    this.loggedIn = false;
+  }
+
+  /** keel's own origin: the page, its assets and the WebSocket (/rpc). */
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** The URL a page of this test's browser context opens: the printed one-time URL the first time after
+   * each start of keel, then keel's plain origin (the context holds the session cookie). */
+  url(): string {
+    if (this.loggedIn) return `${this.origin}/`;
+    this.loggedIn = true;
+    return this.printedUrl;
   }
 
   /** Resolves when keel exits by itself (a fail point that crashes it). */
@@ -142,11 +141,6 @@ export class KeelHarness {
     const exited = new Promise((done) => child.once("exit", done));
     child.kill("SIGKILL");
     await exited;
-  }
-
-  /** The page, pointed at this keel through the ?rpc= override. */
-  url(): string {
-    return `${this.staticOrigin}/?rpc=${encodeURIComponent(`ws://127.0.0.1:${this.port}/`)}`;
   }
 
   private async stopModel(): Promise<void> {
@@ -171,23 +165,31 @@ export class KeelHarness {
   }
 }
 
-/** Opens the app and waits until it is connected to keel. */
+/** Opens the app from keel (logging in with the printed URL when the context has no session yet) and waits
+ * until it is connected. */
 export async function openApp(page: Page, harness: KeelHarness): Promise<void> {
   await page.goto(harness.url());
   await page.locator('[data-state="open"]').waitFor();
 }
 
-export const test = base.extend<{ keel: KeelHarness }, { staticOrigin: string }>({
-  staticOrigin: [
-    async ({}, use) => {
-      const { origin, server } = await startStatic();
-      await use(origin);
-      await new Promise((done) => server.close(done));
-    },
-    { scope: "worker" },
-  ],
-  keel: async ({ staticOrigin }, use) => {
-    const harness = new KeelHarness(staticOrigin);
+/** After keel restarted (sessions live as long as its process): what a person does, opening the newly
+ * printed URL in another tab of the same browser, which renews the cookie for every tab; then closes it. */
+export async function logInAgain(context: BrowserContext, harness: KeelHarness): Promise<void> {
+  const tab = await context.newPage();
+  await openApp(tab, harness);
+  await tab.close();
+}
+
+/** The app served by keel, talking through the documented `?rpc=` override to a stand-in for keel's
+ * WebSocket on keel's own port (so the header's connect-src allows it): Playwright's routeWebSocket
+ * answers it, keel never sees it. */
+export function standInUrl(harness: KeelHarness): string {
+  return `${harness.origin}/?rpc=${encodeURIComponent(`ws://127.0.0.1:${harness.port}/stand-in`)}`;
+}
+
+export const test = base.extend<{ keel: KeelHarness }>({
+  keel: async ({}, use) => {
+    const harness = new KeelHarness();
     await use(harness);
     await harness.stop();
   },

@@ -2,7 +2,7 @@
 // `enqueued` plus a reason (the turn is ending) only inside a window of microseconds after the final reply,
 // which no test can hit on purpose against a real keel; so this test puts a stand-in for keel's WebSocket
 // (Playwright's routeWebSocket) behind the page and gives exactly those answers, in keel's shapes.
-import { expect, test } from "./keel";
+import { expect, standInUrl, test } from "./keel";
 
 test("a steer that arrives too late is sent again, queued, and the page shows why", async ({ page, keel }) => {
   const seen: string[] = [];
@@ -38,7 +38,8 @@ test("a steer that arrives too late is sent again, queued, and the page shows wh
       ws.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: results[request.method] ?? {} }));
     });
   });
-  await page.goto(`${keel.staticOrigin}/?rpc=${encodeURIComponent("ws://127.0.0.1:9/stand-in")}`);
+  await keel.startKeel();
+  await page.goto(standInUrl(keel));
   await page.locator('[data-state="open"]').waitFor();
   await page.locator(".thread-open").first().click();
   await expect(page.locator("[data-run-state]")).toHaveAttribute("data-run-state", "streaming_model");

@@ -2,7 +2,7 @@
 // thread, streaming 500 deltas a second (main-thread long tasks), the built app's gzipped size.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { expect, openApp, respond, test, text } from "./keel";
+import { expect, openApp, respond, standInUrl, test, text } from "./keel";
 
 function report(name: string, value: unknown): void {
   console.log(`measure: ${name} = ${JSON.stringify(value)}`);
@@ -70,7 +70,8 @@ test("measure: opening a thread of 2,000 messages", async ({ page, keel }) => {
       ws.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: results[request.method] ?? {} }));
     });
   });
-  await page.goto(`${keel.staticOrigin}/?rpc=${encodeURIComponent("ws://127.0.0.1:9/stand-in")}`);
+  await keel.startKeel();
+  await page.goto(standInUrl(keel));
   await page.locator('[data-state="open"]').waitFor();
   // Timed inside the page: from the click to the first frame that shows all 2,000 messages.
   const millis = page.evaluate(

@@ -1,9 +1,10 @@
-// keel dies (SIGKILL) and comes back on the same store and port: the page reconnects by itself and
-// resynchronises through initialize{subscribe}.
+// keel dies (SIGKILL) and comes back on the same store and port. Its sessions died with it: the page says
+// so and asks for the newly printed link; once that is opened in another tab (renewing the cookie), the page
+// reconnects by itself and resynchronises through initialize{subscribe}.
 import { expectAccessible } from "./a11y";
-import { expect, openApp, respond, test, text } from "./keel";
+import { expect, logInAgain, openApp, respond, test, text } from "./keel";
 
-test("SIGKILL mid-turn: the page reconnects and the recovered turn finishes", async ({ page, keel }) => {
+test("SIGKILL mid-turn: the page reconnects and the recovered turn finishes", async ({ page, keel, context }) => {
   await keel.startModel({ responses: [respond("crash", [text("Partial answer"), { type: "hang" }])] });
   await keel.startKeel();
   await openApp(page, keel);
@@ -15,12 +16,16 @@ test("SIGKILL mid-turn: the page reconnects and the recovered turn finishes", as
   await page.screenshot({ path: test.info().outputPath("reconnecting.png") });
   await keel.startModel({ responses: [respond("crash", [text("Recovered answer.")])] });
   await keel.startKeel();
+  await expect(page.getByRole("alert")).toContainText("keel was restarted and no longer knows this page.");
+  await page.screenshot({ path: test.info().outputPath("restarted.png") });
+  await expectAccessible(page, "restarted");
+  await logInAgain(context, keel);
   await expect(page.locator('[data-state="open"]')).toBeVisible();
   await expect(page.locator(".msg.assistant .markdown").last()).toHaveText("Recovered answer.");
   await expect(page.locator("[data-run-state]")).toHaveAttribute("data-run-state", "completed");
 });
 
-test("an interrupted turn survives SIGKILL: after the restart the page offers to continue, and Continue finishes it", async ({ page, keel }) => {
+test("an interrupted turn survives SIGKILL: after the restart the page offers to continue, and Continue finishes it", async ({ page, keel, context }) => {
   await keel.startModel({ responses: [respond("stop me", [text("Starting"), { type: "hang" }])] });
   await keel.startKeel();
   await openApp(page, keel);
@@ -35,6 +40,8 @@ test("an interrupted turn survives SIGKILL: after the restart the page offers to
   // The resumed request ends with what keel tells the model about the interrupt: any request gets the reply.
   await keel.startModel({ responses: [respond("", [text("Finished after all.")])] });
   await keel.startKeel();
+  await expect(page.locator('[data-state="expired"]')).toBeVisible();
+  await logInAgain(context, keel);
   await expect(page.locator('[data-state="open"]')).toBeVisible();
   const offer = page.getByRole("group", { name: "Unfinished task" });
   await expect(offer).toContainText("The task was interrupted.");
@@ -46,7 +53,7 @@ test("an interrupted turn survives SIGKILL: after the restart the page offers to
   await expect(offer).toHaveCount(0);
 });
 
-test("a write cut off by a crash: after the restart the page asks whether it took effect", async ({ page, keel }) => {
+test("a write cut off by a crash: after the restart the page asks whether it took effect", async ({ page, keel, context }) => {
   await keel.startModel({
     responses: [
       respond("[write]", [{ type: "tool_calls", calls: [{ id: "call_w", name: "write_file", arguments: { path: "w.txt", content: "x" } }] }]),
@@ -61,6 +68,8 @@ test("a write cut off by a crash: after the restart the page asks whether it too
   await page.getByRole("group", { name: /Approve/ }).getByRole("button", { name: "Allow once" }).click();
   await keel.exited();
   await keel.startKeel();
+  await expect(page.locator('[data-state="expired"]')).toBeVisible();
+  await logInAgain(context, keel);
   const card = page.getByRole("group", { name: "Unknown outcome" });
   await expect(card).toBeVisible();
   await expect(card.getByRole("button")).toHaveText(["Retry", "Mark done", "It failed"]);

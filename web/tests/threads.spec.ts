@@ -47,8 +47,9 @@ test("threads can be searched, forked at a message, switched and deleted", async
 });
 
 test("the page says how to get in when keel refuses it", async ({ page, keel }) => {
-  // A WebSocket URL with nothing listening: the page never connects.
-  await page.goto(`${keel.staticOrigin}/?rpc=${encodeURIComponent("ws://127.0.0.1:9/")}`);
+  // keel's page opened without the printed link: no session cookie, so keel refuses the WebSocket.
+  await keel.startKeel();
+  await page.goto(`${keel.origin}/`);
   await expect(page.getByRole("alert")).toContainText("Open the link keel printed (the one with #token=…)");
   await expectAccessible(page, "refused");
 });

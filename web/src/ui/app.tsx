@@ -201,14 +201,23 @@ const kConnectionText = {
   open: "Connected",
   reconnecting: "keel is not reachable — reconnecting…",
   refused: "",
+  expired: "",
 } as const;
 
 function Connection({ store }: { store: AppStore }) {
   const state = store.connection.value;
   if (state === "refused") {
     return (
-      <p class="banner error" role="alert">
+      <p class="banner error" role="alert" data-state={state}>
         keel refused this page or is not running. Open the link keel printed (the one with #token=…).
+      </p>
+    );
+  }
+  if (state === "expired") {
+    return (
+      <p class="banner error" role="alert" data-state={state}>
+        keel was restarted and no longer knows this page. Open the link keel printed (the one with #token=…), in
+        any tab: this page then reconnects by itself.
       </p>
     );
   }
