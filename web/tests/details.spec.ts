@@ -2,7 +2,7 @@
 // diff. A browser run is not needed to show them: a stand-in for keel's WebSocket (Playwright's
 // routeWebSocket) serves a thread whose nodes have keel's shapes.
 import { expectAccessible } from "./a11y";
-import { expect, standInUrl, test } from "./keel";
+import { answerFromStandIn, expect, standInUrl, test } from "./keel";
 
 // A 2x2 PNG.
 const kPng = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
@@ -47,12 +47,7 @@ test("a screenshot result shows its image with the ref boxes over it, and a diff
     "thread.read": { threadId: "t1", title: "Shots", revision: 1, leafNodeId: "n5", nodes, latestRun: null, lastSeq: 0 },
     "queue.list": { threadId: "t1", items: [], revision: 1, lastSeq: 0 },
   };
-  await page.routeWebSocket(/\/stand-in/, (ws) => {
-    ws.onMessage((message) => {
-      const request = JSON.parse(String(message)) as { id: number; method: string };
-      ws.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: results[request.method] ?? {} }));
-    });
-  });
+  await answerFromStandIn(page, results);
   await keel.startKeel();
   await page.goto(standInUrl(keel));
   await page.locator('[data-state="open"]').waitFor();

@@ -187,6 +187,17 @@ export function standInUrl(harness: KeelHarness): string {
   return `${harness.origin}/?rpc=${encodeURIComponent(`ws://127.0.0.1:${harness.port}/stand-in`)}`;
 }
 
+/** Makes the stand-in of standInUrl() answer each request with `results[method]` (`{}` for any other), as
+ * keel would for a thread it already holds. */
+export async function answerFromStandIn(page: Page, results: Record<string, unknown>): Promise<void> {
+  await page.routeWebSocket(/\/stand-in/, (ws) => {
+    ws.onMessage((message) => {
+      const request = JSON.parse(String(message)) as { id: number; method: string };
+      ws.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: results[request.method] ?? {} }));
+    });
+  });
+}
+
 export const test = base.extend<{ keel: KeelHarness }>({
   keel: async ({}, use) => {
     const harness = new KeelHarness();

@@ -2,7 +2,7 @@
 // thread, streaming 500 deltas a second (main-thread long tasks), the built app's gzipped size.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { expect, openApp, respond, standInUrl, test, text } from "./keel";
+import { answerFromStandIn, expect, openApp, respond, standInUrl, test, text } from "./keel";
 
 function report(name: string, value: unknown): void {
   console.log(`measure: ${name} = ${JSON.stringify(value)}`);
@@ -64,12 +64,7 @@ test("measure: opening a thread of 2,000 messages", async ({ page, keel }) => {
     "thread.read": { threadId: "t1", title: "Long thread", revision: 1, leafNodeId: "a999", nodes, latestRun: null, lastSeq: 0 },
     "queue.list": { threadId: "t1", items: [], revision: 1, lastSeq: 0 },
   };
-  await page.routeWebSocket(/\/stand-in/, (ws) => {
-    ws.onMessage((message) => {
-      const request = JSON.parse(String(message)) as { id: number; method: string };
-      ws.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: results[request.method] ?? {} }));
-    });
-  });
+  await answerFromStandIn(page, results);
   await keel.startKeel();
   await page.goto(standInUrl(keel));
   await page.locator('[data-state="open"]').waitFor();
