@@ -380,24 +380,9 @@ asio::awaitable<void> BrowserRuntime::restore_tabs(std::shared_ptr<BrowserConnec
     thread->last_boxes_.clear();
     std::vector<ReopenedTab> reopened;
     for (int64_t old_tab : old_tabs) {
-      ReopenedTab outcome;
-      outcome.tab_id = old_tab;
-      outcome.url = urls.contains(old_tab) && reopenable(urls[old_tab]) ? urls[old_tab] : "";
-      std::optional<int64_t> same_id = old_tab;
-      Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout, same_id);
-      if (!tab) {
-        outcome.problem = tab.error().message();
-        reopened.push_back(std::move(outcome));
-        continue;
-      }
-      outcome.opened = true;
-      thread->adopt(*tab);
-      if (!outcome.url.empty()) {
-        CancellationToken never;
-        Result<void> loaded =
-            co_await connection->navigate(*tab, outcome.url, options_.navigation_timeout, never);
-        if (!loaded) outcome.problem = loaded.error().message();
-      }
+      const std::string url = urls.contains(old_tab) && reopenable(urls[old_tab]) ? urls[old_tab] : "";
+      CancellationToken never;
+      ReopenedTab outcome = co_await reopen_tab(connection, thread, old_tab, url, never);
       reopened.push_back(std::move(outcome));
     }
     // The current tab stays current (the last one when it could not be reopened).
@@ -559,6 +544,28 @@ void BrowserRuntime::load_state() {
   last_saved_ = std::move(**loaded);
 }
 
+asio::awaitable<ReopenedTab> BrowserRuntime::reopen_tab(std::shared_ptr<BrowserConnection> connection,
+                                                        std::shared_ptr<BrowserThread> thread, int64_t tab_id,
+                                                        std::string url, CancellationToken cancel) {
+  ReopenedTab outcome;
+  outcome.tab_id = tab_id;
+  outcome.url = url;
+  std::optional<int64_t> same_id = tab_id;
+  Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout, same_id);
+  if (!tab) {
+    outcome.problem = tab.error().message();
+    co_return outcome;
+  }
+  outcome.opened = true;
+  thread->adopt(*tab);
+  if (!url.empty()) {
+    // Page.navigate: a GET of the last URL, never a reload that could re-submit a form.
+    Result<void> loaded = co_await connection->navigate(*tab, url, options_.navigation_timeout, cancel);
+    if (!loaded) outcome.problem = loaded.error().message();
+  }
+  co_return outcome;
+}
+
 asio::awaitable<void> BrowserRuntime::reopen_saved_tabs(std::shared_ptr<BrowserThread> thread,
                                                         CancellationToken cancel) {
   auto saved = to_reopen_.extract(thread->id());
@@ -568,25 +575,8 @@ asio::awaitable<void> BrowserRuntime::reopen_saved_tabs(std::shared_ptr<BrowserT
   std::vector<ReopenedTab> reopened;
   for (size_t i = 0; i < plan.size(); ++i) {
     const ReopenTab planned = plan[i];
-    ReopenedTab outcome;
-    outcome.tab_id = planned.old_tab;
-    outcome.url = planned.url;
-    std::optional<int64_t> same_id = planned.old_tab;
-    Result<int64_t> tab = co_await connection->create_tab(options_.command_timeout, same_id);
-    if (!tab) {
-      outcome.problem = tab.error().message();
-      reopened.push_back(std::move(outcome));
-      continue;
-    }
-    outcome.opened = true;
-    thread->adopt(*tab);
-    if (planned.current || thread->current() == 0) thread->set_current(*tab);
-    if (!planned.url.empty()) {
-      // Page.navigate: a GET of the last URL, never a reload that could re-submit a form.
-      Result<void> loaded =
-          co_await connection->navigate(*tab, planned.url, options_.navigation_timeout, cancel);
-      if (!loaded) outcome.problem = loaded.error().message();
-    }
+    ReopenedTab outcome = co_await reopen_tab(connection, thread, planned.old_tab, planned.url, cancel);
+    if (outcome.opened && (planned.current || thread->current() == 0)) thread->set_current(planned.old_tab);
     reopened.push_back(std::move(outcome));
   }
   for (ReopenedTab& tab : reopened) tab.current = tab.opened && tab.tab_id == thread->current();

@@ -256,6 +256,11 @@ class BrowserRuntime final : public TakeoverTarget {
   // Before an op: a tab of the thread whose renderer crashed is replaced by a new tab under its id, at its
   // last URL (GET), with a notice; its refs are stale.
   boost::asio::awaitable<void> reopen_crashed_tabs(std::shared_ptr<BrowserThread> thread);
+  // Opens a tab of `thread` under `tab_id` (its id before the restart) and loads `url` with a GET ("" = left
+  // blank): how it fared, for the restart notice. The thread adopts the tab when it opened.
+  boost::asio::awaitable<ReopenedTab> reopen_tab(std::shared_ptr<BrowserConnection> connection,
+                                                 std::shared_ptr<BrowserThread> thread, int64_t tab_id,
+                                                 std::string url, CancellationToken cancel);
   // After a relaunch: reopen every thread's tabs at their last URLs under their old ids.
   boost::asio::awaitable<void> restore_tabs(std::shared_ptr<BrowserConnection> connection);
   // Keeps the published views and last URLs true to the connection's tab states.
