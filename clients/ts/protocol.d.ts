@@ -397,6 +397,9 @@ export interface ParamsThreadList {}
 export interface ParamsThreadRead {
   threadId: string;
 }
+export interface ParamsThreadBranches {
+  threadId: string;
+}
 export interface ParamsTurnSubmit {
   threadId: string;
   input: Input;
@@ -623,6 +626,50 @@ export interface ResultThreadRead {
   }[];
   /**
    * the seq of the thread's last event published before the read: every event up to it is reflected in the result; apply only events with a greater seq
+   */
+  lastSeq: number;
+}
+/**
+ * This interface was referenced by `KeelProtocol`'s JSON-Schema
+ * via the `definition` "result.thread.branches".
+ */
+export interface ResultThreadBranches {
+  threadId: string;
+  /**
+   * the thread's leaf: the tip of the selected branch; null for a thread without nodes
+   */
+  selectedLeafNodeId: string | null;
+  /**
+   * the leaves of the thread's tree, newest first; the selected branch is always listed
+   *
+   * @maxItems 200
+   */
+  branches: {
+    leafNodeId: string;
+    /**
+     * the last node the branch shares with the selected branch; null for the selected branch
+     */
+    forkNodeId: string | null;
+    lastNodeKind: string;
+    /**
+     * the first 120 characters of the branch's last user or assistant text; empty when it has none
+     */
+    preview: string;
+    /**
+     * the leaf's creation time, unix milliseconds
+     */
+    updatedAt: number;
+    /**
+     * nodes from the root to the leaf
+     */
+    length: number;
+  }[];
+  /**
+   * more branches exist than the 200 listed
+   */
+  truncated: boolean;
+  /**
+   * the seq of the thread's last event published before the read, as for thread.read
    */
   lastSeq: number;
 }

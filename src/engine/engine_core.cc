@@ -283,6 +283,9 @@ void EngineCore::Impl::handle_engine_op(Op op) {
     case kThreadRead:
       if (auto params = params_or_reject<kThreadRead>(op, "")) read_thread(op, *params);
       return;
+    case kThreadBranches:
+      if (auto params = params_or_reject<kThreadBranches>(op, "")) read_branches(op, *params);
+      return;
     case kQueueList:
       if (auto params = params_or_reject<kQueueList>(op, "")) list_queue(op, *params);
       return;
@@ -422,6 +425,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
     case kThreadCreate:
     case kThreadList:
     case kThreadRead:
+    case kThreadBranches:
     case kQueueList:
     case kTurnSteer:
     case kSessionSubscribe:

@@ -1,6 +1,6 @@
 // Integration tests of what EngineCore answers about a thread's state (issue 14): a title given at
 // thread.create survives the first turn, budgets are bounded, queue.list shows the queue, and event seqs keep
-// increasing across an engine restart.
+// increasing across an engine restart, and thread.branches lists the leaves of a thread's tree.
 #include "engine/engine_core.h"
 
 #include <gtest/gtest.h>
@@ -37,6 +37,55 @@ TEST(EngineCoreTest, ATitleGivenAtCreateIsKeptThroughTheFirstTurn) {
   EXPECT_TRUE(h.task_provider.requests().empty()) << "no title is generated for a titled thread";
   for (const AgentEvent& e : h.log.of_type("thread.updated"))
     EXPECT_FALSE(e.payload.contains("title")) << e.payload;
+}
+
+TEST(EngineCoreTest, ThreadBranchesListsTheTreesLeavesAndFollowsSelectBranch) {
+  EngineHarness h;
+  h.provider.push(ScriptedResponse::text("first answer"));
+  h.start();
+  const std::string thread = h.create_thread();
+  h.run_turn(thread, "question");
+  const std::vector<NodeRecord> first = h.path(thread);
+  ASSERT_GE(first.size(), 3u);
+  const std::string turn_context = first[0].id;
+  const std::string first_leaf = first.back().id;
+  // A second branch as an edited message would make it: a user message under the first turn's context.
+  {
+    ThreadRepository threads(h.clock);
+    auto tx = h.store().begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    NewNode edited;
+    edited.id = "edited";
+    edited.thread_id = thread;
+    edited.kind = NodeKind::kUserMessage;
+    edited.body = {{"content", json::array({{{"type", "text"}, {"text", "question, edited"}}})}};
+    edited.parent_id = turn_context;
+    ASSERT_TRUE(threads.append(**tx, std::move(edited)));
+    ASSERT_TRUE((*tx)->commit());
+  }
+  AgentEvent listed = h.request("thread.branches", {{"threadId", thread}});
+  ASSERT_EQ(listed.type, "command.ack") << listed.payload.dump();
+  const json& result = listed.payload["result"];
+  EXPECT_EQ(result["selectedLeafNodeId"], "edited");
+  EXPECT_GE(result["lastSeq"].get<uint64_t>(), 1u);
+  ASSERT_EQ(result["branches"].size(), 2u);
+  EXPECT_EQ(result["branches"][0]["leafNodeId"], "edited");
+  EXPECT_EQ(result["branches"][0]["preview"], "question, edited");
+  EXPECT_EQ(result["branches"][1]["leafNodeId"], first_leaf);
+  EXPECT_EQ(result["branches"][1]["forkNodeId"], turn_context);
+  EXPECT_EQ(result["branches"][1]["preview"], "first answer");
+
+  AgentEvent selected = h.request("thread.selectBranch", {{"threadId", thread}, {"leafNodeId", first_leaf}});
+  ASSERT_EQ(selected.type, "command.ack") << selected.payload.dump();
+  AgentEvent relisted = h.request("thread.branches", {{"threadId", thread}});
+  EXPECT_EQ(relisted.payload["result"]["selectedLeafNodeId"], first_leaf);
+  EXPECT_EQ(relisted.payload["result"]["branches"][0]["forkNodeId"], turn_context);
+
+  AgentEvent unknown = h.request("thread.branches", {{"threadId", "no-such-thread"}});
+  EXPECT_EQ(unknown.payload["error"]["code"], codes::kThreadNotFound) << unknown.payload.dump();
+  ASSERT_EQ(h.request("thread.delete", {{"threadId", thread}}).type, "command.ack");
+  AgentEvent deleted = h.request("thread.branches", {{"threadId", thread}});
+  EXPECT_EQ(deleted.payload["error"]["code"], codes::kThreadDeleted) << deleted.payload.dump();
 }
 
 TEST(EngineCoreTest, RaisedBudgetSaturatesInsteadOfOverflowing) {

@@ -191,6 +191,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   // Recovery (engine/recovery.h) runs once per engine.
   std::once_flag recovered_;
   void read_thread(const Op& op, const protocol::ThreadReadParams& params);
+  // thread.branches {threadId}: the leaves of the thread's tree and the last event seq before the read.
+  void read_branches(const Op& op, const protocol::ThreadBranchesParams& params);
   // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
   void list_queue(const Op& op, const protocol::QueueListParams& params);
   void list_threads(const Op& op);

@@ -1,6 +1,6 @@
-// EngineCore::Impl, the read ops: thread.list, thread.read and queue.list answer from one read
-// transaction, with the event seq taken before it so a client knows which events the answer already holds;
-// publish_queue sends queue.updated after a change. Op routing is in engine_core.cc.
+// EngineCore::Impl, the read ops: thread.list, thread.read, thread.branches and queue.list answer from one
+// read transaction, with the event seq taken before it so a client knows which events the answer already
+// holds; publish_queue sends queue.updated after a change. Op routing is in engine_core.cc.
 #include "engine/engine_core.h"
 #include "engine/engine_impl.h"
 #include "engine/thread_views.h"
@@ -50,6 +50,18 @@ void EngineCore::Impl::read_thread(const Op& op, const protocol::ThreadReadParam
   auto tx = store().begin(TxMode::kRead);
   if (!tx) return reject(op, thread_id, tx.error());
   auto view = read_thread_view(**tx, threads_, runs_, thread_id);
+  if (!view) return reject(op, thread_id, view.error());
+  (*view)["lastSeq"] = last_seq;
+  ack(op, thread_id, std::move(*view));
+}
+
+void EngineCore::Impl::read_branches(const Op& op, const protocol::ThreadBranchesParams& params) {
+  const std::string& thread_id = params.thread_id;
+  // Taken before the snapshot, as for thread.read.
+  const uint64_t last_seq = bus_.last_seq(thread_id);
+  auto tx = store().begin(TxMode::kRead);
+  if (!tx) return reject(op, thread_id, tx.error());
+  auto view = thread_branches_view(**tx, threads_, thread_id);
   if (!view) return reject(op, thread_id, view.error());
   (*view)["lastSeq"] = last_seq;
   ack(op, thread_id, std::move(*view));

@@ -33,4 +33,20 @@ Result<nlohmann::json> list_threads_view(Transaction& tx, ThreadRepository& thre
 Result<nlohmann::json> read_thread_view(Transaction& tx, ThreadRepository& threads, RunRepository& runs,
                                         const std::string& thread_id);
 
+// thread.branches's bound: at most this many branches, the newest (the selected one always among them).
+inline constexpr size_t kMaxBranchesListed = 200;
+// thread.branches's preview: at most this many characters of a branch's last user or assistant text.
+inline constexpr size_t kBranchPreviewChars = 120;
+
+// thread.branches's result without lastSeq: threadId, selectedLeafNodeId (null for a thread without
+// nodes), branches (newest leaf first: leafNodeId, forkNodeId — the last node the branch shares with the
+// selected one, null for the selected branch —, lastNodeKind, preview, updatedAt (the leaf's createdAt),
+// length (nodes from the root to the leaf)) and truncated. Errors: thread.not_found, thread.deleted, store
+// errors.
+Result<nlohmann::json> thread_branches_view(Transaction& tx, ThreadRepository& threads,
+                                            const std::string& thread_id);
+// The first kBranchPreviewChars characters of the text blocks of the last user or assistant message on
+// `path` (root first); "" when it has none. Cut between characters, so it stays well-formed UTF-8.
+std::string branch_preview(const std::vector<NodeRecord>& path);
+
 }  // namespace keel

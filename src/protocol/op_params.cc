@@ -67,6 +67,11 @@ Result<ThreadReadParams> ThreadReadParams::decode(const json& params) {
   return ThreadReadParams{KEEL_TRY(required_string(params, "threadId"))};
 }
 
+Result<ThreadBranchesParams> ThreadBranchesParams::decode(const json& params) {
+  KEEL_TRY(require_object(params));
+  return ThreadBranchesParams{KEEL_TRY(required_string(params, "threadId"))};
+}
+
 Result<QueueListParams> QueueListParams::decode(const json& params) {
   KEEL_TRY(require_object(params));
   return QueueListParams{KEEL_TRY(required_string(params, "threadId"))};

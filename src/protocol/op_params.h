@@ -41,6 +41,10 @@ struct ThreadReadParams {
   std::string thread_id;
   static Result<ThreadReadParams> decode(const nlohmann::json& params);
 };
+struct ThreadBranchesParams {
+  std::string thread_id;
+  static Result<ThreadBranchesParams> decode(const nlohmann::json& params);
+};
 struct QueueListParams {
   std::string thread_id;
   static Result<QueueListParams> decode(const nlohmann::json& params);
@@ -124,6 +128,7 @@ using ParamsOf = typename OpParams<K>::type;
 KEEL_OP_PARAMS_(kInitialize, InitializeParams)
 KEEL_OP_PARAMS_(kThreadList, ThreadListParams)
 KEEL_OP_PARAMS_(kThreadRead, ThreadReadParams)
+KEEL_OP_PARAMS_(kThreadBranches, ThreadBranchesParams)
 KEEL_OP_PARAMS_(kQueueList, QueueListParams)
 KEEL_OP_PARAMS_(kTurnSubmit, TurnSubmitParams)
 KEEL_OP_PARAMS_(kTurnInterrupt, TurnInterruptParams)

@@ -19,6 +19,7 @@ constexpr std::array kOps = {
     OpSpec{kThreadSelectBranch, "thread.selectBranch", true, false, kThread, true},
     OpSpec{kThreadList, "thread.list", false, true, kEngine, false},
     OpSpec{kThreadRead, "thread.read", false, true, kEngine, false},
+    OpSpec{kThreadBranches, "thread.branches", false, true, kEngine, false},
     OpSpec{kTurnSubmit, "turn.submit", true, false, kThread, false},
     OpSpec{kTurnInterrupt, "turn.interrupt", false, true, kThread, false},
     OpSpec{kTurnSteer, "turn.steer", true, false, kSteerGate, false},

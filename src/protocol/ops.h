@@ -25,6 +25,7 @@ enum class OpKind {
   kThreadSelectBranch,
   kThreadList,
   kThreadRead,
+  kThreadBranches,
   kTurnSubmit,
   kTurnInterrupt,
   kTurnSteer,
