@@ -2,7 +2,6 @@
 // interface on the same port: docs/web.md), until SIGINT or SIGTERM (or, over stdio, the end of the input).
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,28 +22,13 @@
 #include "transport/stdio_server.h"
 #include "transport/websocket_server.h"
 #include "util/private_file.h"
+#include "util/random_hex.h"
 #include "util/thread_annotations.h"
 
 namespace keel::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string new_token() {
-  unsigned char bytes[24];
-  size_t got = 0;
-  while (got < sizeof(bytes)) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof(bytes) - got, 0);
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string token;
-  for (unsigned char byte : bytes) {
-    token += kHex[byte >> 4];
-    token += kHex[byte & 15];
-  }
-  return token;
-}
 
 constexpr PrivateFileCodes kTokenFileCodes{.io = codes::kServeTokenFile,
                                            .unsafe = codes::kServeTokenFileUnsafe,
@@ -58,7 +42,7 @@ Result<std::string> token_from_file(const fs::path& path) {
   bool missing = false;
   Result<UniqueFd> fd = open_private_file(path, "the token file", kTokenFileCodes, missing);
   if (!fd && missing) {
-    std::string token = new_token();
+    std::string token = random_hex(24);
     KEEL_TRY(write_private_file(path, token + "\n", "the token file", kTokenFileCodes));
     return token;
   }
@@ -193,7 +177,7 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
     }
     ws.token = *token;
   } else {
-    ws.token = new_token();
+    ws.token = random_hex(24);
   }
   auto ui_dir = find_ui_dir(options.ui_dir, ui_dir_candidates());
   if (!ui_dir) {

@@ -1,30 +1,12 @@
 #include "transport/ui_sessions.h"
 
-#include <sys/random.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <vector>
 
-namespace keel {
+#include "util/random_hex.h"
 
-std::string random_hex(size_t bytes) {
-  std::vector<unsigned char> raw(bytes);
-  size_t got = 0;
-  while (got < raw.size()) {
-    const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
-    if (n > 0) got += static_cast<size_t>(n);
-    // n < 0: EINTR (a signal during the first boot-time wait); getrandom cannot fail otherwise here.
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes * 2);
-  for (unsigned char byte : raw) {
-    out += kHex[byte >> 4];
-    out += kHex[byte & 15];
-  }
-  return out;
-}
+namespace keel {
 
 bool same_secret(std::string_view a, std::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;

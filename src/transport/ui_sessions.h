@@ -22,9 +22,6 @@ namespace keel {
 
 inline constexpr size_t kMaxUiSessions = 64;
 
-// `bytes` random bytes from the kernel (getrandom), as lower-case hex.
-std::string random_hex(size_t bytes);
-
 // Compares without leaking through timing how much of `a` matched `b`.
 bool same_secret(std::string_view a, std::string_view b);
 

@@ -1,7 +1,6 @@
 #include "util/private_file.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,8 @@
 #include <system_error>
 #include <utility>
 #include <vector>
+
+#include "util/random_hex.h"
 
 namespace keel {
 
@@ -29,22 +30,6 @@ Result<void> write_all(int fd, std::string_view bytes, const fs::path& path, con
     done += static_cast<size_t>(n);
   }
   return {};
-}
-
-std::string random_hex(size_t bytes) {
-  std::vector<unsigned char> random(bytes);
-  size_t got = 0;
-  while (got < random.size()) {
-    const ssize_t n = ::getrandom(random.data() + got, random.size() - got, 0);
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string text;
-  for (const unsigned char byte : random) {
-    text += kHex[byte >> 4];
-    text += kHex[byte & 15];
-  }
-  return text;
 }
 
 }  // namespace
