@@ -404,6 +404,10 @@ export interface ParamsTurnSubmit {
   threadId: string;
   input: Input;
   budgetTokens?: number;
+  /**
+   * start a new branch: the turn goes under this node instead of the thread's leaf, and the thread's leaf moves to it; the node must be where a turn may start (one an earlier turn follows, or a leaf of the thread); "" is the root: the turn starts from an empty history
+   */
+  parentNodeId?: string;
 }
 export interface ParamsTurnInterrupt {
   threadId: string;
@@ -647,9 +651,17 @@ export interface ResultThreadBranches {
   branches: {
     leafNodeId: string;
     /**
-     * the last node the branch shares with the selected branch; null for the selected branch
+     * the last node the branch shares with the selected branch; null for the selected branch, and for a branch that shares no node with it (a root of its own)
      */
     forkNodeId: string | null;
+    /**
+     * the branch's first node that the selected branch does not hold (where it goes after forkNodeId); null for the selected branch
+     */
+    firstNodeId: string | null;
+    /**
+     * firstNodeId's creation time, unix milliseconds (orders the branches that leave at one node); null for the selected branch
+     */
+    firstNodeCreatedAt: number | null;
     lastNodeKind: string;
     /**
      * the first 120 characters of the branch's last user or assistant text; empty when it has none
@@ -966,7 +978,7 @@ export interface EventThreadUpdated {
    */
   forkNodeId?: string;
   /**
-   * thread.selectBranch: the branch's leaf
+   * thread.selectBranch, and turn.submit with parentNodeId: the thread's new leaf
    */
   leafNodeId?: string;
 }

@@ -263,6 +263,8 @@ TEST_F(ApprovalTest, WhileAnApprovalWaitsTheThreadRefusesWhatWouldMoveItButTakes
     return answer.payload["error"].value("code", "");
   };
   EXPECT_EQ(code_of("turn.submit", {{"input", "x"}}), codes::kThreadWaiting);
+  EXPECT_EQ(code_of("turn.submit", {{"input", "x"}, {"parentNodeId", ""}}), codes::kThreadWaiting)
+      << "a new branch would leave the waiting run's history";
   EXPECT_EQ(code_of("thread.fork", {}), codes::kThreadWaiting);
   EXPECT_EQ(code_of("thread.selectBranch", {{"leafNodeId", "x"}}), codes::kThreadWaiting);
   EXPECT_EQ(code_of("run.resume", {}), codes::kThreadWaiting);

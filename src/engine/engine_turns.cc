@@ -153,8 +153,16 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   if (!context) return reject(op, thread_id, context.error());
 
   std::optional<AdmittedTurn> admitted;
+  // A turn under an earlier node moves the thread to a new branch: said by thread.updated, as
+  // thread.selectBranch says it, so every client reads the branch again.
+  std::optional<json> branched;
   auto outcome = run_command(store(), *deps_.clock, *context, [&](Transaction& tx) -> Result<json> {
-    admitted = KEEL_TRY(turn_admission_.admit(tx, thread_id, *content, budget));
+    admitted = KEEL_TRY(turn_admission_.admit(tx, thread_id, *content, budget, params.parent_node_id));
+    if (params.parent_node_id) {
+      ThreadRecord thread = KEEL_TRY(threads_.get(tx, thread_id));
+      branched =
+          json{{"threadId", thread_id}, {"leafNodeId", admitted->user.id}, {"revision", thread.revision}};
+    }
     json result = {
         {"turnId", admitted->run.turn_id}, {"runId", admitted->run.id}, {"userNodeId", admitted->user.id}};
     for (auto& [key, value] : result_extra.items()) result[key] = value;
@@ -165,6 +173,7 @@ void EngineCore::Impl::submit_turn(const std::shared_ptr<ThreadActor>& actor, co
   if (!outcome->replayed && admitted) actor->open_gate(admitted->run);
   ack(op, thread_id, outcome->outcome.result, outcome->replayed);
   if (outcome->replayed || !admitted) return;
+  if (branched) publish_event(thread_id, events::thread_changed(*branched));
   announce_turn(actor, *admitted);
 }
 

@@ -67,7 +67,8 @@ void EngineCore::Impl::route_input(const std::shared_ptr<ThreadActor>& actor, co
   const std::string& thread_id = actor->thread_id;
   const ActiveTurn* turn = actor->turn();
   if (!turn) {
-    return submit_turn(actor, op, {std::move(params.input), params.budget_tokens}, {{"action", "started"}});
+    protocol::TurnSubmitParams submit{std::move(params.input), params.budget_tokens, std::nullopt};
+    return submit_turn(actor, op, std::move(submit), {{"action", "started"}});
   }
   const bool steerable = actor->gate().steerable();
   if (!steerable || turn->turn_kind != TurnKind::kUser) {

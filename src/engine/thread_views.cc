@@ -122,13 +122,23 @@ Result<json> thread_branches_view(Transaction& tx, ThreadRepository& threads, co
   for (const BranchInfo& leaf : leaves) {
     std::vector<NodeRecord> path = KEEL_TRY(threads.path_to(tx, leaf.leaf_node_id));
     json fork_node = nullptr;
+    json first_node = nullptr;
+    json first_created_at = nullptr;
     if (!leaf.selected) {
       auto shared = std::ranges::find_if(
           path.rbegin(), path.rend(), [&](const NodeRecord& node) { return on_selected.contains(node.id); });
       if (shared != path.rend()) fork_node = shared->id;
+      // The path's nodes after the shared part are the branch's own: the first of them says where it goes.
+      const auto own = shared.base();
+      if (own != path.end()) {
+        first_node = own->id;
+        first_created_at = own->created_at;
+      }
     }
     branches.push_back({{"leafNodeId", leaf.leaf_node_id},
                         {"forkNodeId", std::move(fork_node)},
+                        {"firstNodeId", std::move(first_node)},
+                        {"firstNodeCreatedAt", std::move(first_created_at)},
                         {"lastNodeKind", path.empty() ? json(nullptr) : json(to_string(path.back().kind))},
                         {"preview", branch_preview(path)},
                         {"updatedAt", leaf.leaf_created_at},

@@ -40,8 +40,10 @@ inline constexpr size_t kBranchPreviewChars = 120;
 
 // thread.branches's result without lastSeq: threadId, selectedLeafNodeId (null for a thread without
 // nodes), branches (newest leaf first: leafNodeId, forkNodeId — the last node the branch shares with the
-// selected one, null for the selected branch —, lastNodeKind, preview, updatedAt (the leaf's createdAt),
-// length (nodes from the root to the leaf)) and truncated. Errors: thread.not_found, thread.deleted, store
+// selected one, null for the selected branch and for one that shares no node with it —, firstNodeId and
+// firstNodeCreatedAt — the branch's first node the selected one does not hold, null for the selected
+// branch —, lastNodeKind, preview, updatedAt (the leaf's createdAt), length (nodes from the root to the
+// leaf)) and truncated. Errors: thread.not_found, thread.deleted, store
 // errors.
 Result<nlohmann::json> thread_branches_view(Transaction& tx, ThreadRepository& threads,
                                             const std::string& thread_id);

@@ -96,8 +96,8 @@ TEST(ThreadViewsTest, ABranchPreviewIsTheLastMessagesTextCutBetweenCharacters) {
   EXPECT_EQ(branch_preview({}), "");
 }
 
-// A thread on a real store, grown with the repository's appends (the engine itself never appends under an
-// earlier node yet: docs/store.md, Thread trees and forks).
+// A thread on a real store, grown with the repository's appends (branch_turn_test.cc grows branches through
+// the engine's turn.submit{parentNodeId}).
 class ThreadBranchesViewTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -164,9 +164,13 @@ TEST_F(ThreadBranchesViewTest, ListsEachLeafNewestFirstWithWhereItLeavesTheSelec
   EXPECT_EQ(selected["preview"], "second answer");
   EXPECT_EQ(selected["length"], 2);
   EXPECT_EQ(selected["updatedAt"], clock_.now_unix_ms());
+  EXPECT_TRUE(selected["firstNodeId"].is_null());
+  EXPECT_TRUE(selected["firstNodeCreatedAt"].is_null());
   const json& other = (*two)["branches"][1];
   EXPECT_EQ(other["leafNodeId"], "u2");
   EXPECT_EQ(other["forkNodeId"], "u1");
+  EXPECT_EQ(other["firstNodeId"], "a1") << "where it goes after the fork node";
+  EXPECT_EQ(other["firstNodeCreatedAt"], clock_.now_unix_ms() - 2);
   EXPECT_EQ(other["lastNodeKind"], "user_message");
   EXPECT_EQ(other["preview"], "follow-up");
   EXPECT_EQ(other["length"], 3);
@@ -184,7 +188,33 @@ TEST_F(ThreadBranchesViewTest, ListsEachLeafNewestFirstWithWhereItLeavesTheSelec
   EXPECT_EQ((*switched)["selectedLeafNodeId"], "u2");
   EXPECT_EQ((*switched)["branches"][0]["leafNodeId"], "a2");
   EXPECT_EQ((*switched)["branches"][0]["forkNodeId"], "u1");
+  EXPECT_EQ((*switched)["branches"][0]["firstNodeId"], "a2");
   EXPECT_TRUE((*switched)["branches"][1]["forkNodeId"].is_null());
+}
+
+TEST_F(ThreadBranchesViewTest, ABranchWithARootOfItsOwnSharesNoNodeWithTheSelectedOne) {
+  add("u1", std::nullopt, NodeKind::kUserMessage, "question");
+  add("a1", "u1", NodeKind::kAssistantMessage, "answer");
+  {
+    auto tx = store_->begin(TxMode::kWrite);
+    ASSERT_TRUE(tx);
+    NewNode root;
+    root.id = "u1b";
+    root.thread_id = "t1";
+    root.kind = NodeKind::kUserMessage;
+    root.body = *encode_user_message(UserMessageBody{.content = {ContentBlock{.text = "question, edited"}}});
+    root.at_root = true;
+    ASSERT_TRUE(repo_.append(**tx, std::move(root)));
+    ASSERT_TRUE((*tx)->commit());
+  }
+  auto listed = view();
+  ASSERT_TRUE(listed) << listed.error().to_string();
+  ASSERT_EQ((*listed)["branches"].size(), 2u);
+  EXPECT_EQ((*listed)["selectedLeafNodeId"], "u1b");
+  const json& old = (*listed)["branches"][1];
+  EXPECT_EQ(old["leafNodeId"], "a1");
+  EXPECT_TRUE(old["forkNodeId"].is_null()) << "no node in common";
+  EXPECT_EQ(old["firstNodeId"], "u1") << "its own root";
 }
 
 TEST_F(ThreadBranchesViewTest, ListsAtMostTheBoundKeepingTheSelectedBranch) {

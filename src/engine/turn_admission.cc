@@ -59,9 +59,26 @@ Result<std::vector<ContentBlock>> TurnAdmission::input(const json& input) const 
   return content;
 }
 
+Result<void> TurnAdmission::check_branch_point(Transaction& tx, const ThreadRecord& thread,
+                                               const std::string& node_id) {
+  KEEL_TRY(c_.threads.get_node(tx, node_id));  // node.not_found
+  if (!KEEL_TRY(c_.threads.contains(tx, thread, node_id))) {
+    return fail(codes::kNodeNotInThread, "node " + node_id + " is not in thread " + thread.id);
+  }
+  // Under a node inside a turn (a tool call without its result, a user message) the history would not be
+  // one a model can continue: a turn starts where one ended, or at the end of a branch.
+  if (KEEL_TRY(c_.threads.has_child_of_kind(tx, node_id, NodeKind::kTurnContext))) return {};
+  if (KEEL_TRY(c_.threads.is_leaf(tx, thread, node_id))) return {};
+  return fail(codes::kInvalidArgument,
+              "node " + node_id +
+                  " is inside a turn; 'parentNodeId' must be where a turn ended (a node an earlier turn "
+                  "follows), a leaf of the thread, or \"\" for an empty history");
+}
+
 Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& thread_id,
                                           const std::vector<ContentBlock>& content,
-                                          std::optional<int64_t> budget) {
+                                          std::optional<int64_t> budget,
+                                          std::optional<std::string> branch_from) {
   AdmittedTurn a;
   ThreadRecord thread = KEEL_TRY(c_.threads.get_live(tx, thread_id));
   // A call whose outcome is unknown has no result yet: no turn may build on that history until the person
@@ -72,6 +89,7 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
                                           " stopped in a write whose outcome is unknown; resolve it first "
                                           "(run.resolveUncertain: retry, mark_done or fail)");
   }
+  if (branch_from && !branch_from->empty()) KEEL_TRY(check_branch_point(tx, thread, *branch_from));
   // A title a person gave at thread.create stays: no fallback title, no title task.
   a.first_turn = !thread.leaf_node_id.has_value() && !thread.title_given;
   a.first_line = first_line(content);
@@ -94,6 +112,8 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
   turn_context.kind = NodeKind::kTurnContext;
   turn_context.run_id = a.run.id;
   turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", c_.model.model}};
+  if (branch_from && branch_from->empty()) turn_context.at_root = true;
+  if (branch_from && !branch_from->empty()) turn_context.parent_id = std::move(branch_from);
   KEEL_TRY(c_.threads.append(tx, std::move(turn_context)));
   NewNode user;
   user.id = c_.ids.next_id();

@@ -53,12 +53,18 @@ class TurnAdmission {
   // Errors: input.invalid, input.image_unsupported (an image for a model without vision).
   Result<std::vector<ContentBlock>> input(const nlohmann::json& input) const;
 
-  // The turn's run, turn_context and user_message in `tx`. Errors: thread.not_found, run.uncertain (the
-  // thread's latest run waits for the person to resolve an uncertain call), snapshot and store errors.
+  // The turn's run, turn_context and user_message in `tx`, under the thread's leaf, or under `branch_from`
+  // (a new branch, the thread's leaf moving to its user message; "" is the root: an empty history), which
+  // must be where a turn may start: a node a turn_context already follows (the end of an earlier turn) or
+  // a leaf of the thread's tree. Errors: thread.not_found, run.uncertain (the thread's latest run waits
+  // for the person to resolve an uncertain call), node.not_found, node.not_in_thread, invalid_argument (a
+  // node inside a turn), snapshot and store errors.
   Result<AdmittedTurn> admit(Transaction& tx, const std::string& thread_id,
-                             const std::vector<ContentBlock>& content, std::optional<int64_t> budget);
+                             const std::vector<ContentBlock>& content, std::optional<int64_t> budget,
+                             std::optional<std::string> branch_from = std::nullopt);
 
  private:
+  Result<void> check_branch_point(Transaction& tx, const ThreadRecord& thread, const std::string& node_id);
   TurnAdmissionContext c_;
 };
 

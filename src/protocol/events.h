@@ -83,7 +83,8 @@ Event token_usage(const RunRecord& run, const StepUsage& usage);
 // thread.updated {threadId, title, revision}: the thread's title changed.
 Event thread_titled(const ThreadRecord& thread);
 // thread.updated after a store command (thread.create, delete, fork, selectBranch): the command's ACK
-// result, {threadId, revision, ...} as store/commands.h lists it.
+// result, {threadId, revision, ...} as store/commands.h lists it; after a turn.submit that made a branch,
+// {threadId, leafNodeId, revision}.
 Event thread_changed(const nlohmann::json& command_result);
 
 // queue.list's and queue.updated's items: [{itemId, position, input, revision}].

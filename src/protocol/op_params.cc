@@ -79,7 +79,10 @@ Result<QueueListParams> QueueListParams::decode(const json& params) {
 
 Result<TurnSubmitParams> TurnSubmitParams::decode(const json& params) {
   KEEL_TRY(require_object(params));
-  return TurnSubmitParams{member_or_null(params, "input"), KEEL_TRY(optional_budget(params, "budgetTokens"))};
+  TurnSubmitParams submit{
+      member_or_null(params, "input"), KEEL_TRY(optional_budget(params, "budgetTokens")), {}};
+  submit.parent_node_id = KEEL_TRY(optional_string(params, "parentNodeId"));
+  return submit;
 }
 
 Result<TurnInterruptParams> TurnInterruptParams::decode(const json& params) {

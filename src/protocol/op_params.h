@@ -52,6 +52,9 @@ struct QueueListParams {
 struct TurnSubmitParams {
   nlohmann::json input;  // null when absent
   std::optional<int64_t> budget_tokens;
+  // The node the turn goes under instead of the thread's leaf (a new branch); "" is the root (an empty
+  // history). Absent: the leaf.
+  std::optional<std::string> parent_node_id;
   static Result<TurnSubmitParams> decode(const nlohmann::json& params);
 };
 struct TurnInterruptParams {

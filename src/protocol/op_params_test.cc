@@ -89,6 +89,14 @@ TEST(OpParamsTest, ATurnsInputIsKeptForTheEngineToCheck) {
   EXPECT_EQ(decode<OpKind::kTurnInput>({{"input", 42}})->input, 42);
 }
 
+TEST(OpParamsTest, ASubmitsParentNodeIsAbsentANodeIdOrEmptyForTheRoot) {
+  EXPECT_EQ(decode<OpKind::kTurnSubmit>({{"input", "x"}})->parent_node_id, std::nullopt);
+  EXPECT_EQ(decode<OpKind::kTurnSubmit>({{"parentNodeId", nullptr}})->parent_node_id, std::nullopt);
+  EXPECT_EQ(decode<OpKind::kTurnSubmit>({{"parentNodeId", "n1"}})->parent_node_id, "n1");
+  EXPECT_EQ(decode<OpKind::kTurnSubmit>({{"parentNodeId", ""}})->parent_node_id, "");
+  EXPECT_EQ(code_of(decode<OpKind::kTurnSubmit>({{"parentNodeId", 3}}).error()), codes::kInvalidArgument);
+}
+
 TEST(OpParamsTest, ASteerNamesItsTurnAndAttachesNodesOrRuns) {
   auto steer = decode<OpKind::kTurnSteer>(
       {{"expectedTurnId", "u"}, {"input", "x"}, {"attachments", {{{"nodeId", "n"}}, {{"runId", "r"}}}}});

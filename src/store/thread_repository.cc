@@ -153,7 +153,8 @@ Result<NodeRecord> ThreadRepository::append(Transaction& tx, NewNode node) {
   // A body that would not decode is refused now rather than found later, when a context is built.
   ThreadRecord thread = KEEL_TRY(get_live(tx, node.thread_id));
   std::optional<std::string> parent = node.parent_id ? node.parent_id : thread.leaf_node_id;
-  if (node.parent_id && !KEEL_TRY(contains(tx, thread, *node.parent_id))) {
+  if (node.at_root) parent.reset();
+  if (!node.at_root && node.parent_id && !KEEL_TRY(contains(tx, thread, *node.parent_id))) {
     return fail(codes::kNodeNotInThread, "node " + *node.parent_id + " is not in thread " + thread.id);
   }
   std::string body = KEEL_TRY(encode_json_column(node.body, kMaxNodeBodyBytes));
@@ -240,6 +241,21 @@ Result<bool> ThreadRepository::has_children_in(Transaction& tx, const std::strin
                                                const std::string& thread_id) {
   auto row = KEEL_TRY(tx.query_one("SELECT 1 FROM nodes WHERE parent_id = ? AND thread_id = ? LIMIT 1",
                                    {node_id, thread_id}));
+  return row.has_value();
+}
+
+Result<bool> ThreadRepository::is_leaf(Transaction& tx, const ThreadRecord& thread,
+                                       const std::string& node_id) {
+  auto row = KEEL_TRY(tx.query_one("SELECT thread_id FROM nodes WHERE id = ?", {node_id}));
+  if (!row) return false;
+  // An inherited node is a leaf of the fork only as its fork point: the others have their child on the path.
+  if (row->text(0) != thread.id && thread.fork_node_id != node_id) return false;
+  return !KEEL_TRY(has_children_in(tx, node_id, thread.id));
+}
+
+Result<bool> ThreadRepository::has_child_of_kind(Transaction& tx, const std::string& node_id, NodeKind kind) {
+  auto row = KEEL_TRY(tx.query_one("SELECT 1 FROM nodes WHERE parent_id = ? AND kind = ? LIMIT 1",
+                                   {node_id, std::string(to_string(kind))}));
   return row.has_value();
 }
 

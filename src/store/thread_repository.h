@@ -32,6 +32,9 @@ struct NewNode {
   // The node to append under; nullopt appends under the thread's current leaf. A parent other than the
   // leaf starts a new branch (for example, an edited user message).
   std::optional<std::string> parent_id = std::nullopt;
+  // Appends with no parent at all (parent_id is then ignored): a new root, a branch that shares no history
+  // with the others (an edited first message).
+  bool at_root = false;
 };
 
 struct BranchInfo {
@@ -86,6 +89,10 @@ class ThreadRepository {
 
   // True when `node_id` belongs to the thread's tree: one of its own nodes, or on its inherited path.
   Result<bool> contains(Transaction& tx, const ThreadRecord& thread, const std::string& node_id);
+  // True when `node_id` is a leaf of the thread's tree (a branch list_branches gives).
+  Result<bool> is_leaf(Transaction& tx, const ThreadRecord& thread, const std::string& node_id);
+  // True when some node of `kind`, in any thread, has `node_id` as its parent.
+  Result<bool> has_child_of_kind(Transaction& tx, const std::string& node_id, NodeKind kind);
 
  private:
   Result<bool> has_children_in(Transaction& tx, const std::string& node_id, const std::string& thread_id);

@@ -324,6 +324,47 @@ TEST_F(ThreadRepositoryTest, SelectBranch) {
   EXPECT_EQ(path_ids("n4"), (std::vector<std::string>{"n1", "n2", "n4"}));
 }
 
+TEST_F(ThreadRepositoryTest, AppendingAtTheRootStartsABranchThatSharesNoHistory) {
+  create("t1");
+  append("t1", "n1");
+  append("t1", "n2");
+  auto tx = begin();
+  NewNode root = new_node("r", "t1", {{"text", "r"}, {"forModel", false}}, /*parent=*/"n1");
+  root.at_root = true;  // wins over parent_id
+  auto appended = repo_.append(*tx, std::move(root));
+  ASSERT_TRUE(appended) << appended.error().to_string();
+  EXPECT_EQ(appended->parent_id, std::nullopt);
+  ASSERT_TRUE(tx->commit());
+  EXPECT_EQ(get("t1").leaf_node_id, "r");
+  EXPECT_EQ(path_ids("r"), (std::vector<std::string>{"r"}));
+  EXPECT_EQ(path_ids("n2"), (std::vector<std::string>{"n1", "n2"})) << "the old branch is intact";
+}
+
+TEST_F(ThreadRepositoryTest, IsLeafAndHasChildOfKindDescribeTheTree) {
+  create("t1");
+  append("t1", "n1");
+  append("t1", "n2");
+  {
+    auto tx = begin();
+    ASSERT_TRUE(repo_.append(*tx, new_node("ctx", "t1", {{"turnId", "u"}, {"runId", "r"}, {"model", "m"}},
+                                           /*parent=*/"n1", NodeKind::kTurnContext)));
+    ASSERT_TRUE(repo_.fork(*tx, "t1", "f1", std::string("n2"), std::nullopt));
+    ASSERT_TRUE(tx->commit());
+  }
+  auto tx = begin(TxMode::kRead);
+  const ThreadRecord t1 = *repo_.get(*tx, "t1");
+  const ThreadRecord f1 = *repo_.get(*tx, "f1");
+  EXPECT_TRUE(*repo_.is_leaf(*tx, t1, "n2"));
+  EXPECT_TRUE(*repo_.is_leaf(*tx, t1, "ctx"));
+  EXPECT_FALSE(*repo_.is_leaf(*tx, t1, "n1")) << "it has children";
+  EXPECT_FALSE(*repo_.is_leaf(*tx, t1, "zz")) << "no such node";
+  EXPECT_TRUE(*repo_.is_leaf(*tx, f1, "n2")) << "an empty fork's fork point is its leaf";
+  EXPECT_FALSE(*repo_.is_leaf(*tx, f1, "n1")) << "inherited, and not the fork point";
+  EXPECT_TRUE(*repo_.has_child_of_kind(*tx, "n1", NodeKind::kTurnContext));
+  EXPECT_TRUE(*repo_.has_child_of_kind(*tx, "n1", NodeKind::kNotice));
+  EXPECT_FALSE(*repo_.has_child_of_kind(*tx, "n2", NodeKind::kTurnContext));
+}
+
 TEST_F(ThreadRepositoryTest, ForkSharesHistoryWithoutCopyingIt) {
   create("t1", "parent title");
   append("t1", "n1");

@@ -21,12 +21,14 @@ import type {
   ResultInitialize,
   ResultPolicyRead,
   ResultQueueList,
+  ResultThreadBranches,
   ResultThreadFork,
   ResultThreadList,
   ResultThreadRead,
   ResultTurnInput,
 } from "../../clients/ts/protocol";
 import type { SessionCheck } from "./bootstrap";
+import { branchEntries, type BranchEntry } from "./branches";
 import { newSubmissionId } from "./ids";
 import { RpcError, type StateChange, type Transport } from "./transport/transport";
 
@@ -35,6 +37,8 @@ export interface NodeView {
   kind: string;
   runId?: string | null;
   body: Record<string, unknown>;
+  /** unix ms, from thread.read (item.complete's nodes have none) */
+  createdAt?: number;
 }
 
 export interface ThreadEntry {
@@ -113,6 +117,13 @@ export class ThreadView {
   readonly queue = signal<QueueItem[]>([]);
   readonly usage = signal<Record<string, Usage>>({});
   readonly loaded = signal(false);
+  /** thread.branches: every leaf of the thread's tree, and where it leaves the selected branch */
+  readonly branches = signal<BranchEntry[]>([]);
+  /** the user message whose text is being edited, to send again as a new branch */
+  readonly editing = signal<string | null>(null);
+  /** a read is under way; another was asked for meanwhile (reads of one view never overlap) */
+  reading = false;
+  readAgain = false;
   lastSeq = -1;
   queueSeq = -1;
   /** events that arrived while a read was under way; applied after it (seq > lastSeq) */
@@ -281,19 +292,50 @@ export class AppStore {
     this.policy.value = { defaultMode: policy.defaultMode, threadModes: modes };
   }
 
+  /** Reads the view's thread; asked again while a read is under way, it reads once more after that one (two
+   * overlapping reads would share the buffer of held events). */
   private async readThread(view: ThreadView): Promise<void> {
+    if (view.reading) {
+      view.readAgain = true;
+      return;
+    }
+    view.reading = true;
+    try {
+      do {
+        view.readAgain = false;
+        await this.readThreadOnce(view);
+      } while (view.readAgain && this.current.value === view);
+    } finally {
+      view.reading = false;
+    }
+  }
+
+  private async readThreadOnce(view: ThreadView): Promise<void> {
     view.buffered = [];
     try {
-      const [read, queue] = await Promise.all([
+      const [read, queue, branches] = await Promise.all([
         this.transport.request<ResultThreadRead & { nodes: NodeView[]; latestRun?: unknown }>("thread.read", {
           threadId: view.threadId,
         }),
         this.transport.request<ResultQueueList>("queue.list", { threadId: view.threadId }),
+        // The transcript is worth showing without its branch switchers.
+        this.transport.request<ResultThreadBranches>("thread.branches", { threadId: view.threadId }).catch((error: unknown) => {
+          this.report(error);
+          return null;
+        }),
       ]);
       if (this.current.value !== view) return;
       const latest = read.latestRun as { runId?: string; turnId?: string; state?: string; usage?: Usage } | null;
       batch(() => {
-        view.nodes.value = (read.nodes as NodeView[]).map((n) => ({ id: n.id, kind: n.kind, runId: n.runId ?? null, body: n.body ?? {} }));
+        view.nodes.value = (read.nodes as NodeView[]).map((n) => ({
+          id: n.id,
+          kind: n.kind,
+          runId: n.runId ?? null,
+          body: n.body ?? {},
+          ...(typeof n.createdAt === "number" ? { createdAt: n.createdAt } : {}),
+        }));
+        view.branches.value = branchEntries(branches);
+        if (view.editing.value !== null && !view.nodes.value.some((n) => n.id === view.editing.value)) view.editing.value = null;
         view.streaming.value = [];
         view.lastSeq = read.lastSeq;
         view.queueSeq = queue.lastSeq;
@@ -347,9 +389,15 @@ export class AppStore {
         if (!this.uncertain.value.some((x) => x.runId === u.runId)) this.uncertain.value = [...this.uncertain.value, u];
         break;
       }
-      case "thread.updated":
+      case "thread.updated": {
         this.onThreadUpdated(event.threadId, p as unknown as EventThreadUpdated);
+        // Another branch was selected or made (here or in another tab): the open thread is read again.
+        const open = this.current.value;
+        if (open !== null && open.threadId === event.threadId && typeof p["leafNodeId"] === "string") {
+          void this.readThread(open);
+        }
         break;
+      }
       case "policy.updated":
         void this.loadPolicy().catch((error: unknown) => this.report(error));
         break;
@@ -438,6 +486,7 @@ export class AppStore {
         const c = p as unknown as EventTurnComplete;
         view.flush();
         view.streaming.value = [];
+        void this.readBranches(view); // the turn grew its branch: the leaves changed
         if (c.stopReason === "error" && c.error !== undefined) {
           this.status.value = { text: `The turn failed: ${c.error.message} (${c.error.code})`, kind: "error" };
         }
@@ -537,6 +586,42 @@ export class AppStore {
       await this.openThread(forked.threadId);
     } catch (error) {
       this.report(error);
+    }
+  }
+
+  private async readBranches(view: ThreadView): Promise<void> {
+    try {
+      const listed = await this.transport.request<ResultThreadBranches>("thread.branches", { threadId: view.threadId });
+      if (this.current.value === view) view.branches.value = branchEntries(listed);
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  /** Shows another branch of the open thread (thread.updated then reads it again, in every tab). */
+  async selectBranch(leafNodeId: string): Promise<void> {
+    const view = this.current.value;
+    if (view === null) return;
+    try {
+      await this.command("thread.selectBranch", { threadId: view.threadId, leafNodeId });
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  /** "Edit and resend": a new turn under `parentNodeId` ("" for an empty history), on a new branch. */
+  async resendEdited(parentNodeId: string, text: string): Promise<boolean> {
+    const view = this.current.value;
+    if (view === null || text.trim() === "") return false;
+    try {
+      await this.command("turn.submit", { threadId: view.threadId, input: text, parentNodeId });
+      view.editing.value = null;
+      this.status.value = null;
+      await this.readThread(view); // thread.updated does too; reads of one view do not overlap
+      return true;
+    } catch (error) {
+      this.report(error);
+      return false;
     }
   }
 

@@ -8,6 +8,7 @@ const kPaths = {
   trash: "M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13",
   plus: "M12 5v14M5 12h14",
   warn: "M12 3l10 18H2zM12 10v5M12 18v.5",
+  edit: "M4 20h4L19 9l-4-4L4 16zM13 7l4 4",
 } as const;
 
 export type IconName = keyof typeof kPaths;

@@ -3,9 +3,11 @@
 // nothing from keel reaches innerHTML any other way.
 import { memo } from "preact/compat";
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { branchSwitches, editParent } from "../branches";
 import { imagesOf, imageUrl, textOf } from "../content";
 import { renderMarkdown } from "../markdown";
 import type { AppStore, NodeView, StreamItem, ThreadView, Usage } from "../store";
+import { BranchSwitcher, MessageEditor } from "./branches";
 import { Icon } from "./icons";
 
 // Rendering Markdown costs about a millisecond a message: a long thread shows its older messages as plain
@@ -182,12 +184,14 @@ const Message = memo(function Message({
   result,
   live,
   onFork,
+  onEdit,
   eager,
 }: {
   node: NodeView;
   result?: NodeView | undefined;
   live?: StreamItem | undefined;
   onFork: (id: string) => void;
+  onEdit: (id: string) => void;
   eager: boolean;
 }) {
   const forkButton = (
@@ -202,6 +206,11 @@ const Message = memo(function Message({
         <article class={steered ? "msg user steer" : "msg user"} aria-label={steered ? "Your steer" : "You"}>
           <div class="who">{steered ? "Steer" : "You"}</div>
           <div class="plain">{textOf(node.body["content"])}</div>
+          {!steered && (
+            <button type="button" class="icon-button edit" data-edit-node={node.id} onClick={() => onEdit(node.id)} aria-label="Edit this message and send it again as a new branch" title="Edit">
+              <Icon name="edit" />
+            </button>
+          )}
           {forkButton}
         </article>
       );
@@ -266,13 +275,23 @@ export function Transcript({ store, view }: { store: AppStore; view: ThreadView 
   const liveTools = new Map<string, StreamItem>();
   for (const s of streaming) if (s.toolCallId !== undefined) liveTools.set(s.toolCallId, s);
   const onFork = useCallback((id: string) => void store.fork(id), [store]);
+  const onEdit = useCallback((id: string) => (view.editing.value = id), [view]);
+  const switches = branchSwitches(nodes, view.branches.value);
+  const editing = view.editing.value;
   const out = [];
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;
     if (n.kind === "tool_result" && typeof n.body["toolCallId"] === "string") continue;
     const callId = typeof n.body["toolCallId"] === "string" ? n.body["toolCallId"] : "";
     const eager = nodes.length - i <= kEagerMarkdown;
-    out.push(<Message key={n.id} node={n} result={results.get(callId)} live={liveTools.get(callId)} onFork={onFork} eager={eager} />);
+    const branchSwitch = switches.get(n.id);
+    if (branchSwitch !== undefined) out.push(<BranchSwitcher key={"branches-" + branchSwitch.at} store={store} view={view} at={branchSwitch} />);
+    if (editing === n.id) {
+      const initial = textOf(n.body["content"]);
+      out.push(<MessageEditor key={"edit-" + n.id} store={store} view={view} nodeId={n.id} parentNodeId={editParent(nodes, i)} initial={initial} />);
+      continue;
+    }
+    out.push(<Message key={n.id} node={n} result={results.get(callId)} live={liveTools.get(callId)} onFork={onFork} onEdit={onEdit} eager={eager} />);
     const next = nodes[i + 1];
     const runId = n.runId ?? null;
     if (runId !== null && (next === undefined || next.runId !== runId) && usage[runId] !== undefined) {
