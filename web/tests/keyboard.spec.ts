@@ -32,7 +32,7 @@ async function tabTo(page: Page, target: Locator, back = false): Promise<void> {
   throw new Error(`Tab never reached ${target.toString()}`);
 }
 
-test("a session by keyboard alone: send, steer, queue, remove, interrupt, an approval and a question", async ({ page, keel }) => {
+test("a session by keyboard alone: send, steer, queue, remove, interrupt, continue, stop, an approval and a question", async ({ page, keel }) => {
   await keel.startModel({
     responses: [
       respond("also mention cats", [text("Cats noted.")]),
@@ -41,6 +41,8 @@ test("a session by keyboard alone: send, steer, queue, remove, interrupt, an app
       respond("[write]", [writeFile("call_w", "notes/a.txt", "hello from keel\n")]),
       respond("blue", [text("Blue it is.")]),
       respond("[ask]", [{ type: "tool_calls", calls: [{ id: "call_q", name: "ask_user", arguments: { question: "Which colour?", choices: ["red", "blue"] } }] }]),
+      // Continue after an interrupt: keel tells the model about the interrupt.
+      respond("interrupted the previous turn", [text("Going on"), { type: "hang" }]),
       respond("", [text("Done.")]),
     ],
   });
@@ -96,6 +98,20 @@ test("a session by keyboard alone: send, steer, queue, remove, interrupt, an app
   await expect(page.getByText("The task was interrupted.")).toBeVisible();
   await expect(box).toBeFocused();
   await expectAccessible(page, "interrupted turn");
+
+  // Continue (Shift+Tab to it) runs the turn again; its Stop button (Tab from the input box) stops it. Both
+  // go away: the focus goes back to the input box each time.
+  await tabTo(page, page.getByRole("button", { name: "Continue" }), true);
+  await expectVisibleFocus(page, "Tab to Continue");
+  await page.keyboard.press("Enter");
+  await expect(page.getByText("The task was interrupted.")).toHaveCount(0);
+  await expect(box).toBeFocused();
+  await expect(page.locator(".msg.streaming .live-text")).toHaveText("Going on");
+  await tabTo(page, page.getByRole("button", { name: "Stop" }));
+  await expectVisibleFocus(page, "Tab to Stop");
+  await page.keyboard.press("Enter");
+  await expect(page.locator("[data-run-state]")).toHaveAttribute("data-run-state", "interrupted");
+  await expect(box).toBeFocused();
 
   // An approval, in a new thread: Shift+Tab from the input box reaches its buttons; answered, the focus
   // goes back to the input box.

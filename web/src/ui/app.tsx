@@ -257,10 +257,11 @@ function Composer({ store, view }: { store: AppStore; view: ThreadView | null })
         </button>
         {running && (
           <>
-            <button type="button" onClick={() => void send(true)}>
+            <button type="button" onClick={() => void send(true).then(focusComposer)}>
               <Icon name="queue" /> Queue
             </button>
-            <button type="button" class="danger" onClick={() => void store.interrupt()}>
+            {/* Stop goes away with the turn: the focus goes back to the input box. */}
+            <button type="button" class="danger" onClick={() => void store.interrupt().then(focusComposer)}>
               <Icon name="stop" /> Stop
             </button>
           </>
