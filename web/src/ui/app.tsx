@@ -47,17 +47,15 @@ function ThreadTree({ store }: { store: AppStore }) {
   }
   for (const list of children.values()) list.sort((a, b) => b.updatedAt - a.updatedAt);
   const matches = (t: ThreadEntry) => query === "" || (t.title || "untitled").toLowerCase().includes(query);
+  // The items shown, in order (as render() below shows them: a thread that does not match stays when it has
+  // forks).
   const visible: string[] = [];
-  const collect = (parent: string | null): boolean => {
-    let any = false;
+  const collect = (parent: string | null): void => {
     for (const t of children.get(parent) ?? []) {
-      const at = visible.length;
+      if (!matches(t) && !children.has(t.threadId)) continue;
       visible.push(t.threadId);
-      const sub = collect(t.threadId);
-      if (!matches(t) && !sub) visible.splice(at, 1);
-      else any = true;
+      collect(t.threadId);
     }
-    return any;
   };
   collect(null);
   const lastFocused = focused !== null && focused.current === currentId ? focused.threadId : null;
@@ -144,7 +142,11 @@ function ThreadTree({ store }: { store: AppStore }) {
       </ul>
     );
   };
-  return <nav aria-label="Threads">{render(null)}</nav>;
+  return (
+    <nav id="threads" aria-label="Threads">
+      {render(null)}
+    </nav>
+  );
 }
 
 function Sidebar({ store }: { store: AppStore }) {
