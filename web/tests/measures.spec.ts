@@ -17,7 +17,7 @@ test("measure: the built app's gzipped size", async () => {
 });
 
 test("measure: 500 deltas a second stream without long main-thread tasks", async ({ page, keel }) => {
-  // 1,500 one-byte deltas, 1 ms apart: with the servers' own overhead, 600 to 850 a second here (reported).
+  // 1,500 one-byte deltas, 1 ms apart: with the servers' own overhead, 600 to 1,000 a second here (reported).
   const reply = "0123456789".repeat(150);
   await keel.startModel({ responses: [respond("stream", [text(reply, 1)], { chunk_delay_ms: 1 })] });
   await keel.startKeel();
