@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { textOf } from "../content";
 import { isActive, kModes, type AppStore, type Mode, type ThreadEntry, type ThreadView } from "../store";
+import { focusComposer, focusOrComposer, focusThreads, kComposerId } from "./focus";
 import { Icon } from "./icons";
 import { ApprovalCard, ContinueCard, InteractionCard, UncertainCard } from "./prompts";
 import { Transcript } from "./transcript";
@@ -14,8 +15,23 @@ const kModeLabels: Record<Mode, string> = {
   allow_all: "Allow everything",
 };
 
+/** The thread list's keys (roving focus: Tab reaches one item, the arrows move between them). */
+function moveInList(from: HTMLElement, key: string): boolean {
+  const items = [...(from.closest("nav")?.querySelectorAll<HTMLElement>(".thread-open") ?? [])];
+  const at = items.indexOf(from);
+  const to = key === "ArrowDown" ? at + 1 : key === "ArrowUp" ? at - 1 : key === "Home" ? 0 : key === "End" ? items.length - 1 : -2;
+  if (to === -2) return false;
+  items[Math.max(0, Math.min(items.length - 1, to))]?.focus();
+  return true;
+}
+
 function ThreadTree({ store }: { store: AppStore }) {
   const [confirming, setConfirming] = useState<string | null>(null);
+  /** the item that last had the focus while `current` was open: Tab comes back to it (opening another
+   * thread makes that thread's item the one) */
+  const [focused, setFocused] = useState<{ threadId: string; current: string | null } | null>(null);
+  /** the thread whose delete button gets the focus back (Esc on "Delete?") */
+  const refocusDelete = useRef<string | null>(null);
   const query = store.search.value.trim().toLowerCase();
   const threads = store.threads.value;
   const currentId = store.current.value?.threadId ?? null;
@@ -31,6 +47,27 @@ function ThreadTree({ store }: { store: AppStore }) {
   }
   for (const list of children.values()) list.sort((a, b) => b.updatedAt - a.updatedAt);
   const matches = (t: ThreadEntry) => query === "" || (t.title || "untitled").toLowerCase().includes(query);
+  // The items shown, in order (as render() below shows them: a thread that does not match stays when it has
+  // forks).
+  const visible: string[] = [];
+  const collect = (parent: string | null): void => {
+    for (const t of children.get(parent) ?? []) {
+      if (!matches(t) && !children.has(t.threadId)) continue;
+      visible.push(t.threadId);
+      collect(t.threadId);
+    }
+  };
+  collect(null);
+  const lastFocused = focused !== null && focused.current === currentId ? focused.threadId : null;
+  const roving = [lastFocused, currentId].find((id) => id !== null && visible.includes(id)) ?? visible[0] ?? null;
+  const remove = async (threadId: string) => {
+    const at = visible.indexOf(threadId);
+    const neighbour = visible[at + 1] ?? visible[at - 1];
+    await store.deleteThread(threadId);
+    const item = neighbour === undefined ? null : document.querySelector(`.thread-open[data-thread-id="${CSS.escape(neighbour)}"]`);
+    if (neighbour !== undefined) setFocused({ threadId: neighbour, current: store.current.value?.threadId ?? null });
+    focusOrComposer(item);
+  };
   const render = (parent: string | null): preact.JSX.Element | null => {
     const list = children.get(parent);
     if (list === undefined) return null;
@@ -46,8 +83,19 @@ function ThreadTree({ store }: { store: AppStore }) {
                 <button
                   type="button"
                   class="thread-open"
+                  data-thread-id={t.threadId}
+                  tabIndex={t.threadId === roving ? 0 : -1}
                   aria-current={t.threadId === currentId ? "true" : undefined}
                   onClick={() => void store.openThread(t.threadId)}
+                  onFocus={() => setFocused({ threadId: t.threadId, current: currentId })}
+                  onKeyDown={(e) => {
+                    if (e.key === "Delete") {
+                      e.preventDefault();
+                      setConfirming(t.threadId);
+                    } else if (moveInList(e.currentTarget, e.key)) {
+                      e.preventDefault();
+                    }
+                  }}
                 >
                   {t.parentThreadId !== null && <Icon name="fork" />}
                   <span>{title}</span>
@@ -55,11 +103,34 @@ function ThreadTree({ store }: { store: AppStore }) {
                   {!waiting.has(t.threadId) && paused.has(t.threadId) && <span class="badge attention">interrupted</span>}
                 </button>
                 {confirming === t.threadId ? (
-                  <button type="button" class="danger small" onClick={() => void store.deleteThread(t.threadId)} onBlur={() => setConfirming(null)}>
+                  <button
+                    type="button"
+                    class="danger small"
+                    ref={(button) => button?.focus()}
+                    onClick={() => void remove(t.threadId)}
+                    onBlur={() => setConfirming(null)}
+                    onKeyDown={(e) => {
+                      if (e.key !== "Escape") return;
+                      e.preventDefault();
+                      refocusDelete.current = t.threadId;
+                      setConfirming(null);
+                    }}
+                  >
                     Delete?
                   </button>
                 ) : (
-                  <button type="button" class="icon-button" aria-label={`Delete thread ${title}`} onClick={() => setConfirming(t.threadId)}>
+                  <button
+                    type="button"
+                    class="icon-button"
+                    tabIndex={t.threadId === roving ? 0 : -1}
+                    aria-label={`Delete thread ${title}`}
+                    ref={(button) => {
+                      if (button === null || refocusDelete.current !== t.threadId) return;
+                      refocusDelete.current = null;
+                      button.focus();
+                    }}
+                    onClick={() => setConfirming(t.threadId)}
+                  >
                     <Icon name="trash" />
                   </button>
                 )}
@@ -71,7 +142,11 @@ function ThreadTree({ store }: { store: AppStore }) {
       </ul>
     );
   };
-  return <nav aria-label="Threads">{render(null)}</nav>;
+  return (
+    <nav id="threads" aria-label="Threads">
+      {render(null)}
+    </nav>
+  );
 }
 
 function Sidebar({ store }: { store: AppStore }) {
@@ -88,6 +163,14 @@ function Sidebar({ store }: { store: AppStore }) {
             placeholder="Search threads"
             value={store.search.value}
             onInput={(e) => (store.search.value = (e.target as HTMLInputElement).value)}
+            onKeyDown={(e) => {
+              // Down from the search box goes to the first thread it found.
+              if (e.key !== "ArrowDown") return;
+              const first = document.querySelector<HTMLElement>('nav[aria-label="Threads"] .thread-open');
+              if (first === null) return;
+              e.preventDefault();
+              first.focus();
+            }}
           />
         </label>
       </div>
@@ -108,7 +191,18 @@ function Queue({ store, view }: { store: AppStore; view: ThreadView }) {
           return (
             <li key={item.itemId}>
               <span class="plain">{text}</span>
-              <button type="button" class="icon-button" aria-label={`Remove queued: ${text.slice(0, 40)}`} onClick={() => void store.removeQueued(item.itemId)}>
+              <button
+                type="button"
+                class="icon-button"
+                aria-label={`Remove queued: ${text.slice(0, 40)}`}
+                onClick={(e) => {
+                  // The focus goes to the next entry's button (the previous one's for the last), else the
+                  // input box.
+                  const row = e.currentTarget.closest("li");
+                  const next = (row?.nextElementSibling ?? row?.previousElementSibling)?.querySelector("button");
+                  void store.removeQueued(item.itemId).then(() => focusOrComposer(next));
+                }}
+              >
                 <Icon name="trash" />
               </button>
             </li>
@@ -137,11 +231,11 @@ function Composer({ store, view }: { store: AppStore; view: ThreadView | null })
         void send(false);
       }}
     >
-      <label for="composer-input" class="visually-hidden">
+      <label for={kComposerId} class="visually-hidden">
         Message to keel
       </label>
       <textarea
-        id="composer-input"
+        id={kComposerId}
         ref={input}
         rows={3}
         value={text}
@@ -165,10 +259,11 @@ function Composer({ store, view }: { store: AppStore; view: ThreadView | null })
         </button>
         {running && (
           <>
-            <button type="button" onClick={() => void send(true)}>
+            <button type="button" onClick={() => void send(true).then(focusComposer)}>
               <Icon name="queue" /> Queue
             </button>
-            <button type="button" class="danger" onClick={() => void store.interrupt()}>
+            {/* Stop goes away with the turn: the focus goes back to the input box. */}
+            <button type="button" class="danger" onClick={() => void store.interrupt().then(focusComposer)}>
               <Icon name="stop" /> Stop
             </button>
           </>
@@ -274,9 +369,28 @@ function Main({ store }: { store: AppStore }) {
   );
 }
 
+/** The first thing Tab reaches: links to the two places a person works from (shown when focused). */
+function SkipLinks() {
+  const skip = (e: Event, to: () => void) => {
+    e.preventDefault();
+    to();
+  };
+  return (
+    <div class="skip-links">
+      <a href={`#${kComposerId}`} onClick={(e) => skip(e, focusComposer)}>
+        Skip to the message box
+      </a>
+      <a href="#threads" onClick={(e) => skip(e, focusThreads)}>
+        Skip to the threads
+      </a>
+    </div>
+  );
+}
+
 export function App({ store }: { store: AppStore }) {
   return (
     <div class="app">
+      <SkipLinks />
       <Sidebar store={store} />
       <Main store={store} />
     </div>

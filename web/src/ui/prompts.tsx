@@ -1,8 +1,10 @@
 // What the engine waits for a person to decide: approvals (with the full preview and exactly the decisions
-// offered), ask_user questions and timers, a write whose outcome is unknown, a run to continue.
+// offered), ask_user questions and timers, a write whose outcome is unknown, a run to continue. Answered, a
+// card goes away: the focus moves to the input box.
 import { useState } from "preact/hooks";
 import type { EventApprovalRequest, EventInteractionRequest, EventRunUncertain } from "../../../clients/ts/protocol";
 import type { AppStore, Unfinished } from "../store";
+import { focusComposer } from "./focus";
 import { Icon } from "./icons";
 import { Diff } from "./transcript";
 
@@ -73,7 +75,9 @@ export function ApprovalCard({ store, approval }: { store: AppStore; approval: E
             type="button"
             class={decision === "decline" ? "danger" : decision === "accept" ? "primary" : ""}
             onClick={() =>
-              void store.answerApproval(approval, decision as "accept" | "acceptForSite" | "decline", lifetime)
+              void store
+                .answerApproval(approval, decision as "accept" | "acceptForSite" | "decline", lifetime)
+                .then(focusComposer)
             }
           >
             {kDecisionLabels[decision] ?? decision}
@@ -105,7 +109,7 @@ export function InteractionCard({ store, interaction }: { store: AppStore; inter
       {choices.length > 0 && (
         <div class="actions">
           {choices.map((c, i) => (
-            <button key={i} type="button" onClick={() => void store.answerInteraction(interaction, String(c))}>
+            <button key={i} type="button" onClick={() => void store.answerInteraction(interaction, String(c)).then(focusComposer)}>
               {String(c)}
             </button>
           ))}
@@ -114,7 +118,7 @@ export function InteractionCard({ store, interaction }: { store: AppStore; inter
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          if (answer.trim() !== "") void store.answerInteraction(interaction, answer);
+          if (answer.trim() !== "") void store.answerInteraction(interaction, answer).then(focusComposer);
         }}
       >
         <label>
@@ -140,7 +144,7 @@ export function UncertainCard({ store, uncertain }: { store: AppStore; uncertain
       <p>keel stopped while this write was running; its outcome is unknown.</p>
       <div class="actions">
         {uncertain.offers.map((r) => (
-          <button key={r} type="button" onClick={() => void store.resolveUncertain(uncertain.threadId, uncertain.runId, r)}>
+          <button key={r} type="button" onClick={() => void store.resolveUncertain(uncertain.threadId, uncertain.runId, r).then(focusComposer)}>
             {kResolutionLabels[r]}
           </button>
         ))}
@@ -155,7 +159,7 @@ export function ContinueCard({ store, run }: { store: AppStore; run: Unfinished 
     <section class="card continue" role="group" aria-label="Unfinished task">
       <p>{paused ? "The task paused at its token budget." : "The task was interrupted."}</p>
       <div class="actions">
-        <button type="button" class="primary" onClick={() => void store.resume(run.threadId, run.runId)}>
+        <button type="button" class="primary" onClick={() => void store.resume(run.threadId, run.runId).then(focusComposer)}>
           Continue
         </button>
       </div>

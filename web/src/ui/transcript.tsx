@@ -2,7 +2,7 @@
 // Model, tool and page text is shown as text, or as Markdown through renderMarkdown (which escapes HTML);
 // nothing from keel reaches innerHTML any other way.
 import { memo } from "preact/compat";
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { branchSwitches, editParent } from "../branches";
 import { imagesOf, imageUrl, textOf } from "../content";
 import { renderMarkdown } from "../markdown";
@@ -10,36 +10,8 @@ import type { AppStore, NodeView, StreamItem, ThreadView, Usage } from "../store
 import { BranchSwitcher, MessageEditor } from "./branches";
 import { Icon } from "./icons";
 
-// Rendering Markdown costs about a millisecond a message: a long thread shows its older messages as plain
-// text first and upgrades them newest first in slices of a few milliseconds, so opening it never blocks the
-// main thread for long.
-const laterJobs: (() => void)[] = [];
-let draining = false;
-function drainLater(): void {
-  const end = performance.now() + 8;
-  while (laterJobs.length > 0 && performance.now() < end) laterJobs.pop()?.();
-  if (laterJobs.length > 0) setTimeout(drainLater, 0);
-  else draining = false;
-}
-function renderLater(job: () => void): void {
-  laterJobs.push(job);
-  if (!draining) {
-    draining = true;
-    setTimeout(drainLater, 0);
-  }
-}
-
-function Markdown({ text, eager }: { text: string; eager: boolean }) {
-  const [html, setHtml] = useState<string | null>(() => (eager ? renderMarkdown(text) : null));
-  useEffect(() => {
-    let live = true;
-    if (eager) setHtml(renderMarkdown(text));
-    else renderLater(() => live && setHtml(renderMarkdown(text)));
-    return () => {
-      live = false;
-    };
-  }, [text]);
-  if (html === null) return <div class="markdown plain">{text}</div>;
+function Markdown({ text }: { text: string }) {
+  const html = useMemo(() => renderMarkdown(text), [text]);
   return <div class="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
@@ -185,14 +157,12 @@ const Message = memo(function Message({
   live,
   onFork,
   onEdit,
-  eager,
 }: {
   node: NodeView;
   result?: NodeView | undefined;
   live?: StreamItem | undefined;
   onFork: (id: string) => void;
   onEdit: (id: string) => void;
-  eager: boolean;
 }) {
   const forkButton = (
     <button type="button" class="icon-button fork" onClick={() => onFork(node.id)} aria-label="Fork the thread at this message" title="Fork here">
@@ -223,7 +193,7 @@ const Message = memo(function Message({
         <article class="msg assistant" aria-label="keel">
           <div class="who">keel</div>
           <Reasoning text={reasoning} />
-          <Markdown text={text} eager={eager} />
+          <Markdown text={text} />
           {forkButton}
         </article>
       );
@@ -261,8 +231,18 @@ function Streaming({ item }: { item: StreamItem }) {
   );
 }
 
-/** How many of the newest messages get their Markdown at once. */
-const kEagerMarkdown = 60;
+// A long thread is windowed: it opens with its newest kFirstWindow entries, scrolled to the end, and
+// renders kWindowStep older ones each time the person comes near the top (or presses "Show earlier
+// messages"), keeping what is on screen where it was. Ctrl+F (Cmd+F, F3) renders the whole thread first, so
+// the browser's find-in-page sees every message. While the view is at its end it stays there as messages
+// arrive and grow.
+const kFirstWindow = 40;
+const kWindowStep = 60;
+
+/** Whether `scroller` shows its end (within a few pixels). */
+function atEnd(scroller: HTMLElement): boolean {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+}
 
 export function Transcript({ store, view }: { store: AppStore; view: ThreadView }) {
   const nodes = view.nodes.value;
@@ -278,12 +258,108 @@ export function Transcript({ store, view }: { store: AppStore; view: ThreadView 
   const onEdit = useCallback((id: string) => (view.editing.value = id), [view]);
   const switches = branchSwitches(nodes, view.branches.value);
   const editing = view.editing.value;
-  const out = [];
+  // The entries (indices into nodes): every node but the results shown inside their tool call's card.
+  const entries: number[] = [];
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;
-    if (n.kind === "tool_result" && typeof n.body["toolCallId"] === "string") continue;
+    if (!(n.kind === "tool_result" && typeof n.body["toolCallId"] === "string")) entries.push(i);
+  }
+  // The first entry shown: null follows the newest kFirstWindow; a number is where the person scrolled to.
+  const [shown, setShown] = useState<{ view: ThreadView; first: number | null }>({ view, first: null });
+  const chosen = shown.view === view ? shown.first : null;
+  const first = chosen ?? Math.max(0, entries.length - kFirstWindow);
+
+  const root = useRef<HTMLDivElement>(null);
+  const earlierButton = useRef<HTMLButtonElement>(null);
+  const stick = useRef(true);
+  /** the first shown entry's element and its top before older ones were added above it */
+  const anchor = useRef<{ element: Element; top: number; focusFirst: boolean } | null>(null);
+
+  const showFrom = (target: number) => {
+    if (target >= first) return;
+    const element = root.current?.querySelector(":scope > :not(.earlier)");
+    anchor.current =
+      element === null || element === undefined
+        ? null
+        : {
+            element,
+            top: element.getBoundingClientRect().top,
+            focusFirst: target === 0 && document.activeElement === earlierButton.current,
+          };
+    setShown({ view, first: target });
+  };
+  const showEarlier = () => showFrom(Math.max(0, first - kWindowStep));
+  const showAll = () => showFrom(0);
+
+  // A newly opened thread starts at its end.
+  useLayoutEffect(() => {
+    stick.current = true;
+  }, [view]);
+
+  // After each render: keep what was on screen in place when older entries came in above it, else stay at
+  // the end when the view was there.
+  useLayoutEffect(() => {
+    const scroller = root.current?.closest<HTMLElement>(".scroll");
+    if (scroller === null || scroller === undefined) return;
+    const kept = anchor.current;
+    anchor.current = null;
+    if (kept !== null && kept.element.isConnected) {
+      scroller.scrollTop += kept.element.getBoundingClientRect().top - kept.top;
+      if (kept.focusFirst) root.current?.querySelector<HTMLElement>("button, summary, a[href]")?.focus();
+    } else if (stick.current) {
+      scroller.scrollTop = scroller.scrollHeight;
+    }
+  });
+
+  // Follows the scroll position, and the size of what is shown (messages laid out late, images loading).
+  useEffect(() => {
+    const element = root.current;
+    const scroller = element?.closest<HTMLElement>(".scroll");
+    if (element === null || scroller === null || scroller === undefined) return;
+    const onScroll = () => {
+      stick.current = atEnd(scroller);
+    };
+    const resized = new ResizeObserver(() => {
+      if (stick.current) scroller.scrollTop = scroller.scrollHeight;
+    });
+    scroller.addEventListener("scroll", onScroll, { passive: true });
+    resized.observe(element);
+    return () => {
+      scroller.removeEventListener("scroll", onScroll);
+      resized.disconnect();
+    };
+  }, []);
+
+  // Near the top: the next older entries.
+  useEffect(() => {
+    const button = earlierButton.current;
+    const scroller = root.current?.closest<HTMLElement>(".scroll");
+    if (button === null || scroller === null || scroller === undefined) return;
+    const seen = new IntersectionObserver(
+      (changes) => {
+        if (changes.some((c) => c.isIntersecting)) showEarlier();
+      },
+      { root: scroller, rootMargin: "400px 0px 0px 0px" },
+    );
+    seen.observe(button);
+    return () => seen.disconnect();
+  });
+
+  // Find in page: the whole thread first.
+  useEffect(() => {
+    if (first === 0) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "f") || e.key === "F3") showAll();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  });
+
+  const out = [];
+  for (let k = first; k < entries.length; k++) {
+    const i = entries[k]!;
+    const n = nodes[i]!;
     const callId = typeof n.body["toolCallId"] === "string" ? n.body["toolCallId"] : "";
-    const eager = nodes.length - i <= kEagerMarkdown;
     const branchSwitch = switches.get(n.id);
     if (branchSwitch !== undefined) out.push(<BranchSwitcher key={"branches-" + branchSwitch.at} store={store} view={view} at={branchSwitch} />);
     if (editing === n.id) {
@@ -291,7 +367,7 @@ export function Transcript({ store, view }: { store: AppStore; view: ThreadView 
       out.push(<MessageEditor key={"edit-" + n.id} store={store} view={view} nodeId={n.id} parentNodeId={editParent(nodes, i)} initial={initial} />);
       continue;
     }
-    out.push(<Message key={n.id} node={n} result={results.get(callId)} live={liveTools.get(callId)} onFork={onFork} onEdit={onEdit} eager={eager} />);
+    out.push(<Message key={n.id} node={n} result={results.get(callId)} live={liveTools.get(callId)} onFork={onFork} onEdit={onEdit} />);
     const next = nodes[i + 1];
     const runId = n.runId ?? null;
     if (runId !== null && (next === undefined || next.runId !== runId) && usage[runId] !== undefined) {
@@ -299,7 +375,12 @@ export function Transcript({ store, view }: { store: AppStore; view: ThreadView 
     }
   }
   return (
-    <div class="transcript" aria-live="polite" aria-relevant="additions">
+    <div class="transcript" ref={root} aria-live="polite" aria-relevant="additions">
+      {first > 0 && (
+        <button type="button" class="earlier" ref={earlierButton} onClick={showEarlier}>
+          Show earlier messages ({first} more)
+        </button>
+      )}
       {out}
       {streaming
         .filter((s) => s.kind === "assistant_message")
