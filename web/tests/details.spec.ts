@@ -48,6 +48,8 @@ async function servePage(): Promise<{ origin: string; close: () => Promise<void>
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ type: "tool_calls", calls: [{ id, name, arguments: args }] });
 
 test("a real browser run: the screenshot loads with the boxes on the elements they name, and the snapshot diff shows the click", async ({ page, keel }) => {
+  // Chromium is launched by the first browser tool, and six model steps and two approvals follow.
+  test.setTimeout(120_000);
   const site = await servePage();
   try {
     await keel.startModel({
@@ -67,11 +69,11 @@ test("a real browser run: the screenshot loads with the boxes on the elements th
     await page.keyboard.press("Enter");
     for (const tool of ["browser_navigate", "browser_click"]) {
       const approval = page.getByRole("group", { name: /Approve/ });
-      await expect(approval).toContainText(tool);
+      await expect(approval).toContainText(tool, { timeout: 30_000 });
       await approval.getByRole("button", { name: "Allow once" }).click();
       await expect(approval).toHaveCount(0);
     }
-    await expect(page.locator(".msg.assistant .markdown").last()).toHaveText("The count is 1 now.");
+    await expect(page.locator(".msg.assistant .markdown").last()).toHaveText("The count is 1 now.", { timeout: 60_000 });
     await expect(page.locator("[data-run-state]")).toHaveAttribute("data-run-state", "completed");
 
     await expect(page.getByRole("article", { name: "Tool call browser_click: done" })).toContainText('Clicked e1 (button "Add one")');
