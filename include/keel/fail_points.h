@@ -10,14 +10,15 @@
 //     opens it for reading and returns when a writer writes to it or closes it — no polling, no timeout.
 //     A test holds keel at a named instant, does what must happen in that instant, then releases it by
 //     writing to the FIFO (which also waits for the hold to have started: opening a FIFO for writing blocks
-//     until it has a reader). A hold that cannot open its FIFO returns failpoint.triggered at once.
+//     until it has a reader). A hold that cannot open its FIFO returns failpoint.triggered at once. What
+//     waits for the held thread (keel's shutdown waits for its turns) waits for the release too.
 // A point can be armed to trigger only on its Nth hit (skip N-1 hits), and once or every time.
 //
 // Points are owned by a FailPoints object that is passed to the components that hit them (no global
 // state). In builds with KEEL_FAILPOINTS_ENABLED, arm_from_env() arms points from the
 // environment variable KEEL_FAILPOINTS, a ';'-separated list of `name=action[@nth][*]`, where a hold names
 // its FIFO after a ':' (the rest of the entry is the path):
-//   KEEL_FAILPOINTS="store.commit.before_sync=crash@3;receipts.insert=error*;turn.complete.before=hold:/tmp/t/go"
+//   KEEL_FAILPOINTS="store.commit.before_sync=crash@3;receipts.insert=error*;p=hold:/tmp/t/go"
 // (`@3`: trigger on the third hit; `*`: keep triggering after the first time; `hold@2*:/path` with both).
 // Without KEEL_FAILPOINTS_ENABLED, hit() always returns success and costs one branch.
 //
