@@ -116,7 +116,7 @@ struct HarnessOptions {
   EngineOptions engine;
   Synchronous synchronous = Synchronous::kOff;
   Gatekeeper* gatekeeper = nullptr;   // default: allow all
-  FailPoints* fail_points = nullptr;  // passed to the store
+  FailPoints* fail_points = nullptr;  // passed to the store and the engine
   bool with_task_provider = false;
   // false: the harness's simulated time is the engine's scheduler; true: the engine's own timers on its
   // io_context (stress tests that want real jitter from tools that wait).
@@ -155,6 +155,7 @@ class EngineHarness {
                     &ids};
     deps.scheduler = options_.real_timers ? nullptr : &clock;
     deps.takeover_targets = options_.takeover_targets;
+    deps.fail_points = options_.fail_points;
     // Subscribed before recovery, so the log sees the recovered turns' events from their start and a test
     // can wait on them.
     EngineOptions engine_options = options_.engine;

@@ -7,6 +7,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -91,6 +92,9 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   void crash_point(std::string_view name) {
     if (deps_.fail_points != nullptr) (void)deps_.fail_points->hit(name);
   }
+
+  // Runs `work` on a tool worker, never on an I/O thread: for work that may block (a fail point's hold).
+  void run_blocking(std::function<void()> work) { (void)tool_workers_.post(std::move(work)); }
 
   Store& store() { return *deps_.store; }
   const EngineDeps& deps() const { return deps_; }
@@ -220,8 +224,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   // Steer admissions' transactions run here, so they commit while the turn's runner waits for its own
   // commits, and the store's group commit can make both durable with one sync.
   boost::asio::thread_pool admissions_{1};
-  SteerAdmission steer_admission_{
-      {*deps_.store, *deps_.clock, *deps_.ids, threads_, runs_, *this, admissions_, turn_admission_}};
+  SteerAdmission steer_admission_{{*deps_.store, *deps_.clock, *deps_.ids, threads_, runs_, *this,
+                                   admissions_, turn_admission_, deps_.fail_points}};
   // Tool calls run here, never on io_threads_ (engine/tool_workers.h).
   ToolWorkers tool_workers_{options_.tool_threads};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;

@@ -27,6 +27,8 @@ void SteerAdmission::begin(std::shared_ptr<ThreadActor> actor, SteerRequest requ
   boost::asio::post(c_.admissions, [this, actor, shared] {
     const SteerRequest& r = *shared;
     const std::string& thread_id = actor->thread_id;
+    // A hold here blocks only steer admissions: the runner waits for tickets, and this steer has none yet.
+    if (c_.fail_points != nullptr) (void)c_.fail_points->hit("steer.admission.before_decide");
     // Atomic with the runner's decision that the turn is over (AdmissionGate): a ticket, or a refusal.
     const AdmissionGate::Decision decision = actor->gate().try_admit(r.expected_turn_id);
     using Refusal = AdmissionGate::Refusal;

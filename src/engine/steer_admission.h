@@ -22,6 +22,7 @@
 #include "engine/thread_actor.h"
 #include "engine/turn_admission.h"
 #include "keel/clock.h"
+#include "keel/fail_points.h"
 #include "keel/ids.h"
 #include "keel/store.h"
 #include "store/receipts.h"
@@ -41,6 +42,9 @@ struct SteerAdmissionContext {
   EngineReplies& replies;
   boost::asio::thread_pool& admissions;
   const TurnAdmission& turns;
+  // The engine's fail points (EngineDeps), or null: `steer.admission.before_decide` is passed on the
+  // admissions thread before the gate decides, where a test's hold keeps a steer from being decided.
+  FailPoints* fail_points = nullptr;
 };
 
 // A steer read from its op: its input, attachments and command context.

@@ -1,6 +1,9 @@
 // Spec §3 through the DirectTransport: steer, enqueue, interrupt and turn.input, each checked against the
 // persisted nodes and the answers the client gets.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -567,6 +570,94 @@ TEST(SteeringTest, InterruptingAnIdleThreadIsAnsweredAndChangesNothing) {
   EXPECT_EQ(answer.payload["result"]["interrupted"], false);
   EXPECT_TRUE(h.path(thread).empty());
 }
+
+#ifdef KEEL_FAILPOINTS_ENABLED
+// The instant between "the turn is over" and turn.complete, held open with the turn.complete.before hold
+// (keel/fail_points.h): an input sent then is queued with the reason, and runs as the next turn.
+TEST(SteeringTest, AnInputWhileTheEndedTurnHoldsBeforeTurnCompleteIsQueuedWithWhyAndRunsNext) {
+  FailPoints fail_points;
+  testing::HarnessOptions options;
+  options.fail_points = &fail_points;
+  EngineHarness h(options);
+  const std::string fifo = h.dir.file("release");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fail_points.arm("turn.complete.before", FailPoints::Action::kHold, 1, false, fifo);
+  h.start();
+  const std::string thread = h.create_thread();
+  h.provider.push(ScriptedResponse::text("first answer"));
+  h.provider.push(ScriptedResponse::text("answer to the late one"));
+  AgentEvent started = h.request("turn.input", {{"threadId", thread}, {"input", "hello"}});
+  ASSERT_EQ(started.type, "command.ack") << started.payload.dump();
+  // Opening the FIFO for writing returns once the hold has opened it: the turn holds at the point.
+  const int release = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(release, 0);
+  AgentEvent late = h.request("turn.input", {{"threadId", thread}, {"input", "one more thing"}});
+  ASSERT_EQ(late.type, "command.ack") << late.payload.dump();
+  EXPECT_EQ(late.payload["result"]["action"], "enqueued");
+  EXPECT_EQ(late.payload["result"]["reason"], "the turn is ending; the input runs next");
+  EXPECT_TRUE(h.log.of_type("turn.complete").empty()) << "the first turn holds before turn.complete";
+  ASSERT_EQ(::write(release, "x", 1), 1);
+  ::close(release);
+  EXPECT_EQ(h.wait_complete(thread, 2).payload["stopReason"], "end");
+  std::vector<std::string> users;
+  for (const NodeRecord& node : h.path(thread)) {
+    if (node.kind == NodeKind::kUserMessage) users.push_back(node.body["content"][0]["text"]);
+  }
+  EXPECT_EQ(users, (std::vector<std::string>{"hello", "one more thing"}));
+  EXPECT_TRUE(steered_texts(h, thread).empty());
+  EXPECT_EQ(h.path(thread).back().body["content"][0]["text"], "answer to the late one");
+  EXPECT_EQ(fail_points.hits("turn.complete.before"), 2u);
+}
+
+// The other late steer: routed as a steer while the turn still admitted, but decided only after the turn
+// stopped admitting (holds before the stop, before the decision, and before turn.complete). It is refused
+// with turn.ended, and the client's resend, still before turn.complete, is queued and runs next.
+TEST(SteeringTest, ASteerDecidedAfterTheTurnStoppedIsRefusedAndItsResendIsQueuedAndRunsNext) {
+  FailPoints fail_points;
+  testing::HarnessOptions options;
+  options.fail_points = &fail_points;
+  EngineHarness h(options);
+  const std::string before_close = h.dir.file("before-close");
+  const std::string before_decide = h.dir.file("before-decide");
+  const std::string before_complete = h.dir.file("before-complete");
+  for (const std::string& fifo : {before_close, before_decide, before_complete}) {
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << fifo;
+  }
+  fail_points.arm("turn.steers.before_close", FailPoints::Action::kHold, 1, false, before_close);
+  fail_points.arm("steer.admission.before_decide", FailPoints::Action::kHold, 1, false, before_decide);
+  fail_points.arm("turn.complete.before", FailPoints::Action::kHold, 1, false, before_complete);
+  h.start();
+  const std::string thread = h.create_thread();
+  h.provider.push(ScriptedResponse::text("first answer"));
+  h.provider.push(ScriptedResponse::text("answer to the late one"));
+  ASSERT_EQ(h.request("turn.input", {{"threadId", thread}, {"input", "hello"}}).type, "command.ack");
+  // Each open returns once its hold has started.
+  const int turn_holds = ::open(before_close.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(turn_holds, 0);
+  h.send("turn.input", {{"threadId", thread}, {"input", "one more thing"}});
+  const int steer_holds = ::open(before_decide.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(steer_holds, 0);
+  ASSERT_EQ(::write(turn_holds, "x", 1), 1);
+  ::close(turn_holds);
+  const int end_holds = ::open(before_complete.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(end_holds, 0);
+  ASSERT_EQ(::write(steer_holds, "x", 1), 1);
+  ::close(steer_holds);
+  ASSERT_TRUE(h.log.wait_count("command.rejected", 1));
+  const AgentEvent refused = h.log.of_type("command.rejected").front();
+  EXPECT_EQ(error_code(refused), codes::kTurnEnded) << refused.payload.dump();
+  AgentEvent resent = h.request("turn.input", {{"threadId", thread}, {"input", "one more thing"}});
+  ASSERT_EQ(resent.type, "command.ack") << resent.payload.dump();
+  EXPECT_EQ(resent.payload["result"]["action"], "enqueued");
+  EXPECT_EQ(resent.payload["result"]["reason"], "the turn is ending; the input runs next");
+  EXPECT_TRUE(h.log.of_type("turn.complete").empty());
+  ASSERT_EQ(::write(end_holds, "x", 1), 1);
+  ::close(end_holds);
+  EXPECT_EQ(h.wait_complete(thread, 2).payload["stopReason"], "end");
+  EXPECT_TRUE(steered_texts(h, thread).empty());
+  EXPECT_EQ(h.path(thread).back().body["content"][0]["text"], "answer to the late one");
+}
+#endif  // KEEL_FAILPOINTS_ENABLED
 
 TEST(SteeringTest, TurnInputStartsSteersOrEnqueuesAsTheThreadAllows) {
   EngineHarness h;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/async_inbox.h"
+
 namespace keel {
 
 using nlohmann::json;
@@ -49,6 +51,23 @@ boost::asio::awaitable<void> Turn::wait_for_admissions(uint64_t ticket) {
     std::shared_ptr<AsyncInbox<uint64_t>> reports = actor->gate().reports();
     co_await reports->next();
   }
+}
+
+boost::asio::awaitable<void> Turn::pass_fail_point(std::string name) {
+  FailPoints* points = engine.deps().fail_points;
+  if (points == nullptr) co_return;
+  if (!points->holds_next(name)) {
+    (void)points->hit(name);
+    co_return;
+  }
+  flush_events();
+  auto released = std::make_shared<AsyncInbox<bool>>(actor->strand, engine.io_lifetime());
+  // The worker holds only what it owns: the FailPoints outlives the engine (EngineDeps).
+  engine.run_blocking([points, name, sender = released->sender()] {
+    (void)points->hit(name);
+    sender.push(true);
+  });
+  (void)co_await released->next();
 }
 
 void Turn::answered(const std::string& tool_call_id) {

@@ -92,6 +92,13 @@ struct Turn {
   // doing: gate().stop() (the turn ends), gate().hold() (it waits durably), gate().started() (a cutoff).
   boost::asio::awaitable<void> wait_for_admissions(uint64_t ticket);
 
+  // The engine's fail point `name` (keel/fail_points.h), passed on the turn's strand. Armed to hold, it
+  // holds the turn, not the strand: the events so far go out, the hold blocks a tool worker, and the
+  // coroutine waits for it to be released, so the thread's ops (a steer, an enqueue, an interrupt's answer)
+  // are handled while the turn holds. Armed to crash, it crashes; an armed error is ignored, as at the
+  // engine's crash points.
+  boost::asio::awaitable<void> pass_fail_point(std::string name);
+
   // Feeds nodes this runner just committed to the actor's context.
   void follow(const NodeRecord& node) {
     if (context_current && !actor->context().extend(node)) context_current = false;

@@ -167,7 +167,13 @@ asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::
   // admissions already initiated; if steers were admitted since the last cutoff, the turn makes one more
   // request instead (and admits again). Whether a steer is admissible is decided on this strand, so none
   // can slip in between this decision and the commit below.
-  if (last_reply) co_await turn_.wait_for_admissions(turn_.gate().stop());
+  if (last_reply) {
+    // The reply would end the turn and steers are still admitted: a test holds the turn here to send a
+    // steer whose admission is decided only after the stop below.
+    std::string point = "turn.steers.before_close";
+    co_await turn_.pass_fail_point(std::move(point));
+    co_await turn_.wait_for_admissions(turn_.gate().stop());
+  }
   // Whatever the reply's stop reason (end, max_tokens, content_filter): a steer admitted meanwhile is
   // answered by one more request (spec §3), not left to the history.
   const bool final = last_reply && !turn_.gate().admitted_since_cutoff();
@@ -222,6 +228,10 @@ asio::awaitable<bool> TurnRunner::settle_reply(AssembledResponse response, std::
     // max_tokens and content_filter: the UI says the reply may be incomplete.
     end.may_be_incomplete = !commit.tools_refused && (response.stop_reason == StopReason::kMaxTokens ||
                                                       response.stop_reason == StopReason::kContentFilter);
+    // The turn is over (its end is written, steers are refused and go to the queue) and turn.complete is
+    // not out yet: a test holds the turn here to send a steer that comes too late.
+    std::string point = "turn.complete.before";
+    co_await turn_.pass_fail_point(std::move(point));
     turn_.publish(events::turn_complete(end));
     co_return false;
   }

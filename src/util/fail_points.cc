@@ -5,11 +5,14 @@
 // in every build, so a malformed spec is reported the same way everywhere.
 #include "util/fail_points.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <system_error>
 
@@ -23,6 +26,7 @@ struct SpecEntry {
   FailPoints::Action action;
   uint64_t nth;
   bool repeat;
+  std::string release_fifo;
 };
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -41,7 +45,7 @@ Result<SpecEntry> parse_entry(std::string_view entry) {
   };
   const size_t eq = entry.find('=');
   if (eq == std::string_view::npos) return malformed("expected name=action");
-  SpecEntry out{std::string(trim(entry.substr(0, eq))), FailPoints::Action::kError, 1, false};
+  SpecEntry out{std::string(trim(entry.substr(0, eq))), FailPoints::Action::kError, 1, false, {}};
   if (out.name.empty()) return malformed("empty fail point name");
   for (const char c : out.name) {
     if (is_space(c) || c == '@' || c == '*') {
@@ -53,16 +57,26 @@ Result<SpecEntry> parse_entry(std::string_view entry) {
   size_t word_len = 0;
   while (word_len < rest.size() && rest[word_len] >= 'a' && rest[word_len] <= 'z') ++word_len;
   const std::string_view action = rest.substr(0, word_len);
-  if (rest.empty()) return malformed("missing action (expected error or crash)");
+  if (rest.empty()) return malformed("missing action (expected error, crash or hold)");
   if (action == "error") {
     out.action = FailPoints::Action::kError;
   } else if (action == "crash") {
     out.action = FailPoints::Action::kCrash;
+  } else if (action == "hold") {
+    out.action = FailPoints::Action::kHold;
   } else {
-    return malformed("unknown action '" + std::string(rest.substr(0, rest.find_first_of("@*"))) +
-                     "' (expected error or crash)");
+    return malformed("unknown action '" + std::string(rest.substr(0, rest.find_first_of("@*:"))) +
+                     "' (expected error, crash or hold)");
   }
   rest = trim(rest.substr(word_len));
+  // A hold's FIFO is everything after the ':' (a path may hold '@' and '*'); the rest is parsed before it.
+  if (out.action == FailPoints::Action::kHold) {
+    const size_t colon = rest.find(':');
+    if (colon == std::string_view::npos) return malformed("hold needs its release FIFO: hold:/path/to/fifo");
+    out.release_fifo = std::string(trim(rest.substr(colon + 1)));
+    if (out.release_fifo.empty()) return malformed("empty release FIFO path after 'hold:'");
+    rest = trim(rest.substr(0, colon));
+  }
 
   if (!rest.empty() && rest.front() == '@') {
     rest = trim(rest.substr(1));
@@ -80,15 +94,35 @@ Result<SpecEntry> parse_entry(std::string_view entry) {
   return out;
 }
 
+// Blocks until a writer writes to the FIFO at `path` or closes it (see FailPoints::Action::kHold).
+Result<void> wait_for_release(std::string_view name, const std::string& path) {
+  int fd = -1;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a FIFO's open waits for its writer
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    return fail(codes::kFailPoint, "fail point '" + std::string(name) + "' cannot hold: opening its FIFO " +
+                                       path + " failed: " + std::strerror(errno));
+  }
+  char byte = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(fd, &byte, 1);  // a byte, or 0 when the writer closed without writing: either releases
+  } while (got < 0 && errno == EINTR);
+  ::close(fd);
+  return {};
+}
+
 }  // namespace
 
-void FailPoints::arm(std::string_view name, Action action, uint64_t nth, bool repeat) {
+void FailPoints::arm(std::string_view name, Action action, uint64_t nth, bool repeat,
+                     std::string release_fifo) {
   MutexLock lock(mu_);
   const auto seen = hits_.find(name);
   const uint64_t hits_so_far = seen == hits_.end() ? 0 : seen->second;
   // nth = 0 would mean "already triggered"; treat it as the next hit, the earliest meaningful one.
   const uint64_t trigger_at = hits_so_far + (nth == 0 ? 1 : nth);
-  armed_.insert_or_assign(std::string(name), Armed{action, trigger_at, repeat});
+  armed_.insert_or_assign(std::string(name), Armed{action, trigger_at, repeat, std::move(release_fifo)});
 }
 
 void FailPoints::disarm(std::string_view name) {
@@ -111,7 +145,7 @@ Result<void> FailPoints::arm_from_spec(std::string_view spec) {
     if (semicolon == std::string_view::npos) break;
     spec.remove_prefix(semicolon + 1);
   }
-  for (const SpecEntry& e : entries) arm(e.name, e.action, e.nth, e.repeat);
+  for (SpecEntry& e : entries) arm(e.name, e.action, e.nth, e.repeat, std::move(e.release_fifo));
   return {};
 }
 
@@ -130,6 +164,7 @@ Result<void> FailPoints::hit(std::string_view name) {
   return {};
 #else
   Action action = Action::kError;
+  std::string release_fifo;
   {
     MutexLock lock(mu_);
     auto seen = hits_.find(name);
@@ -138,8 +173,11 @@ Result<void> FailPoints::hit(std::string_view name) {
     const auto armed = armed_.find(name);
     if (armed == armed_.end() || count < armed->second.trigger_at) return {};
     action = armed->second.action;
+    release_fifo = armed->second.release_fifo;
     if (!armed->second.repeat) armed_.erase(armed);
   }
+  // Outside the lock: other points, and this one's hit counter, stay usable while a hold waits.
+  if (action == Action::kHold) return wait_for_release(name, release_fifo);
   if (action == Action::kCrash) {
     // SIGKILL cannot be caught or blocked: no destructors, atexit handlers or stdio flushing run, which
     // is the point. _Exit is only reached if the signal somehow did not end us.
@@ -147,6 +185,20 @@ Result<void> FailPoints::hit(std::string_view name) {
     std::_Exit(137);
   }
   return fail(codes::kFailPoint, "fail point '" + std::string(name) + "' triggered");
+#endif
+}
+
+bool FailPoints::holds_next(std::string_view name) const {
+#ifndef KEEL_FAILPOINTS_ENABLED
+  (void)name;
+  return false;
+#else
+  MutexLock lock(mu_);
+  const auto armed = armed_.find(name);
+  if (armed == armed_.end() || armed->second.action != Action::kHold) return false;
+  const auto seen = hits_.find(name);
+  const uint64_t next = (seen == hits_.end() ? 0 : seen->second) + 1;
+  return next >= armed->second.trigger_at;
 #endif
 }
 

@@ -1,20 +1,26 @@
 // Tests for util/fail_points.h: arming, nth/repeat semantics, hit counting, the KEEL_FAILPOINTS spec
-// grammar, and the crash action (death tests). Behaviour differs by build: without
-// KEEL_FAILPOINTS_ENABLED, hit() must always succeed and count nothing.
+// grammar, the crash action (death tests) and the hold action (released through a FIFO). Behaviour differs by
+// build: without KEEL_FAILPOINTS_ENABLED, hit() must always succeed and count nothing.
 #include "util/fail_points.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "keel/error_codes.h"
+#include "testing/temp_dir.h"
 
 namespace keel {
 namespace {
@@ -58,10 +64,30 @@ TEST(FailPointsSpecTest, AcceptsEmptySpecs) {
 }
 
 TEST(FailPointsSpecTest, RejectsMalformedEntriesNamingThem) {
-  for (const char* bad :
-       {"a", "=error", "= error", "a=", "a=boom", "a=Error", "a=error@", "a=error@0", "a=error@x",
-        "a=error@-1", "a=error@+2", "a=error*@2", "a=error**", "a=errorx", "a=error crash", "a b=error",
-        "a@=error", "a*=error", "a=error@99999999999999999999999"}) {
+  for (const char* bad : {"a",
+                          "=error",
+                          "= error",
+                          "a=",
+                          "a=boom",
+                          "a=Error",
+                          "a=error@",
+                          "a=error@0",
+                          "a=error@x",
+                          "a=error@-1",
+                          "a=error@+2",
+                          "a=error*@2",
+                          "a=error**",
+                          "a=errorx",
+                          "a=error crash",
+                          "a b=error",
+                          "a@=error",
+                          "a*=error",
+                          "a=error@99999999999999999999999",
+                          "a=hold",
+                          "a=hold:",
+                          "a=hold@0:/f",
+                          "a=holdx:/f",
+                          "a=hold*x:/f"}) {
     SCOPED_TRACE(bad);
     FailPoints points;
     const Result<void> armed = points.arm_from_spec(std::string("ok=error;") + bad + ";ok2=crash");
@@ -275,6 +301,110 @@ TEST(FailPointsEnvTest, MalformedVariableIsInvalidArgumentNamingTheEntry) {
   EXPECT_TRUE(points.hit("x").has_value()) << "nothing is armed from a malformed spec";
 }
 
+// --- hold action ---
+
+// A FIFO in a fresh directory, as a test that holds keel makes one.
+class FailPointsHoldTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(::mkfifo(fifo_.c_str(), 0600), 0) << fifo_; }
+
+  // The test's end of the FIFO: opening it waits until a hold has opened the other end, so when this
+  // returns the hold has started. -1 on failure.
+  int open_release_end() const { return ::open(fifo_.c_str(), O_WRONLY | O_CLOEXEC); }
+
+  // Hits `name` on a thread of its own; the future says when hit() returned and what it returned.
+  std::future<Result<void>> hit_on_a_thread(FailPoints& points, std::string name) {
+    std::packaged_task<Result<void>()> task([&points, name] { return points.hit(name); });
+    std::future<Result<void>> returned = task.get_future();
+    hitters_.emplace_back(std::move(task));
+    return returned;
+  }
+
+  void TearDown() override {
+    for (std::thread& hitter : hitters_) hitter.join();
+  }
+
+  keel::testing::TempDir dir_;
+  std::string fifo_ = dir_.file("release");
+  std::vector<std::thread> hitters_;
+};
+
+bool has_returned(const std::future<Result<void>>& hit) {
+  return hit.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+TEST_F(FailPointsHoldTest, AHoldBlocksTheHittingThreadUntilAByteIsWrittenToItsFifo) {
+  FailPoints points;
+  points.arm("turn.complete.before", Action::kHold, 1, false, fifo_);
+  std::future<Result<void>> hit = hit_on_a_thread(points, "turn.complete.before");
+  const int release = open_release_end();
+  ASSERT_GE(release, 0);
+  // The hold has opened the FIFO and waits for a byte: it has not returned, and only its thread waits.
+  EXPECT_FALSE(has_returned(hit));
+  EXPECT_EQ(points.hits("turn.complete.before"), 1u);
+  EXPECT_TRUE(points.hit("another.point").has_value());
+  EXPECT_FALSE(has_returned(hit));
+  ASSERT_EQ(::write(release, "x", 1), 1);
+  const Result<void> returned = hit.get();
+  EXPECT_TRUE(returned.has_value()) << returned.error().to_string();
+  ::close(release);
+  // Armed once: the next hit passes.
+  EXPECT_FALSE(points.holds_next("turn.complete.before"));
+  EXPECT_TRUE(points.hit("turn.complete.before").has_value());
+}
+
+TEST_F(FailPointsHoldTest, ClosingTheFifoWithoutWritingReleasesTheHoldToo) {
+  FailPoints points;
+  points.arm("p", Action::kHold, 1, false, fifo_);
+  std::future<Result<void>> hit = hit_on_a_thread(points, "p");
+  const int release = open_release_end();
+  ASSERT_GE(release, 0);
+  EXPECT_FALSE(has_returned(hit));
+  ::close(release);
+  EXPECT_TRUE(hit.get().has_value());
+}
+
+TEST_F(FailPointsHoldTest, AHoldWhoseFifoCannotBeOpenedFailsAtOnceNamingIt) {
+  FailPoints points;
+  const std::string missing = dir_.file("no-such-fifo");
+  points.arm("p", Action::kHold, 1, false, missing);
+  const Result<void> hit = points.hit("p");
+  ASSERT_FALSE(hit.has_value());
+  EXPECT_EQ(hit.error().code(), codes::kFailPoint);
+  EXPECT_NE(hit.error().message().find(missing), std::string::npos) << hit.error().message();
+}
+
+TEST_F(FailPointsHoldTest, HoldsNextIsTrueOnlyWhenTheNextHitHolds) {
+  FailPoints points;
+  EXPECT_FALSE(points.holds_next("p"));
+  points.arm("e", Action::kError);
+  EXPECT_FALSE(points.holds_next("e"));
+  points.arm("p", Action::kHold, 2, false, fifo_);
+  EXPECT_FALSE(points.holds_next("p"));
+  EXPECT_TRUE(points.hit("p").has_value());  // the first hit passes
+  EXPECT_TRUE(points.holds_next("p"));
+  points.disarm("p");
+  EXPECT_FALSE(points.holds_next("p"));
+}
+
+TEST_F(FailPointsHoldTest, ASpecArmsAHoldBesideAnErrorAndARepeatedHoldHoldsEveryHit) {
+  FailPoints points;
+  ASSERT_TRUE(points.arm_from_spec("e=error; h = hold@2* : " + fifo_ + " ").has_value());
+  EXPECT_FALSE(points.hit("e").has_value());  // the error is unchanged
+  EXPECT_TRUE(points.hit("h").has_value());   // hit 1 passes
+  for (int hold = 0; hold < 2; ++hold) {
+    SCOPED_TRACE(hold);
+    ASSERT_TRUE(points.holds_next("h"));
+    std::future<Result<void>> hit = hit_on_a_thread(points, "h");
+    const int release = open_release_end();
+    ASSERT_GE(release, 0);
+    EXPECT_FALSE(has_returned(hit));
+    ASSERT_EQ(::write(release, "\n", 1), 1);
+    EXPECT_TRUE(hit.get().has_value());
+    ::close(release);
+  }
+}
+
 // --- crash action (death tests run the statement in a child process; a hit armed to crash never returns,
 // so they drop hit()'s result with (void)) ---
 
@@ -365,6 +495,13 @@ TEST(FailPointsDisabledTest, HitAlwaysSucceedsEvenWhenArmed) {
     EXPECT_TRUE(points.hit("c").has_value());
     EXPECT_TRUE(points.hit("q").has_value());
   }
+}
+
+TEST(FailPointsDisabledTest, AnArmedHoldNeitherHoldsNorSaysItWould) {
+  FailPoints points;
+  points.arm("h", Action::kHold, 1, true, "/no/such/fifo");
+  EXPECT_FALSE(points.holds_next("h"));
+  EXPECT_TRUE(points.hit("h").has_value());
 }
 
 TEST(FailPointsDisabledTest, HitsAreNotCounted) {

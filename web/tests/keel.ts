@@ -68,8 +68,9 @@ export class KeelHarness {
   }
 
   /** Starts keel serve on this test's store (again after kill(): same store, same port, same token file).
-   * Without startModel() first, the provider points at a closed port (tests whose page talks to a stand-in). */
-  async startKeel(extraEnv: Record<string, string> = {}): Promise<void> {
+   * Without startModel() first, the provider points at a closed port (tests whose page talks to a stand-in).
+   * `more.config`: TOML lines appended to keel.toml (tables of their own); `more.args`: more `serve` arguments. */
+  async startKeel(extraEnv: Record<string, string> = {}, more: { config?: string[]; args?: string[] } = {}): Promise<void> {
     const modelUrl = this.modelUrl === "" ? "http://127.0.0.1:9" : this.modelUrl;
     const config = join(this.dir, "keel.toml");
     writeFileSync(
@@ -84,6 +85,7 @@ export class KeelHarness {
         `[models.scripted]`,
         `provider = "local"`,
         `price = { input = 3.0, output = 15.0 }`,
+        ...(more.config ?? []),
         ``,
       ].join("\n"),
     );
@@ -101,6 +103,7 @@ export class KeelHarness {
     const args = [
       ...["--config", config, "serve", "--listen", `127.0.0.1:${this.port}`, "--port-file", portFile],
       ...["--token-file", join(this.dir, "token"), "--ui-dir", uiDir, "--workspace", join(this.dir, "workspace")],
+      ...(more.args ?? []),
     ];
     const child = spawn(keelBin, args, { stdio: ["ignore", "ignore", "pipe"], env });
     this.keel = child;
