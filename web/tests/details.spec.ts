@@ -77,6 +77,8 @@ test("a real browser run: the screenshot loads with the boxes on the elements th
     await expect(page.locator("[data-run-state]")).toHaveAttribute("data-run-state", "completed");
 
     await expect(page.getByRole("article", { name: "Tool call browser_click: done" })).toContainText('Clicked e1 (button "Add one")');
+    // The first snapshot has nothing to compare with: its card shows no (empty) diff.
+    await expect(page.getByRole("article", { name: "Tool call browser_snapshot: done" }).first().locator(".diff")).toHaveCount(0);
     // The second snapshot's details: the diff against the first, coloured.
     const second = page.getByRole("article", { name: "Tool call browser_snapshot: done" }).nth(1);
     await expect(second.locator(".diff .del")).toHaveText(["- Count: 0", '- e1 button "Add one"']);

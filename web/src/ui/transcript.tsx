@@ -84,7 +84,7 @@ function Details({ details }: { details: unknown }) {
   return (
     <>
       {(typeof d["png"] === "string" || typeof d["jpeg"] === "string") && <Screenshot details={d} />}
-      {typeof d["diff"] === "string" && <Diff text={d["diff"]} />}
+      {typeof d["diff"] === "string" && d["diff"] !== "" && <Diff text={d["diff"]} />}
     </>
   );
 }
