@@ -161,7 +161,11 @@ export class KeelHarness {
     if (child !== null && child.exitCode === null) {
       const exited = new Promise((done) => child.once("exit", done));
       child.kill("SIGTERM");
+      // A keel held at a fail point (a test that failed before releasing it) waits for the hold at
+      // shutdown: after a grace period it is killed, so a failed test cannot hang the suite.
+      const grace = setTimeout(() => child.kill("SIGKILL"), 15_000);
       await exited;
+      clearTimeout(grace);
     }
     await this.stopModel();
     rmSync(this.dir, { recursive: true, force: true });
