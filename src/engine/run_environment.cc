@@ -63,7 +63,8 @@ void complete_v1_entry(json& entry) {
 Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, const ModelSettings& model,
                                                       const ProviderTransport& transport,
                                                       const ToolRegistryGeneration& tools,
-                                                      const EnvironmentLimits& limits) {
+                                                      const EnvironmentLimits& limits,
+                                                      std::string_view model_name) {
   json catalog = json::array();
   json mcp = json::array();
   if (model.tool_use) {
@@ -103,6 +104,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
                {"provider", transport_json(transport)},
                {"mcp", std::move(mcp)},
                {"toolCatalog", std::move(catalog)}};
+  if (!model_name.empty()) body["model"]["name"] = std::string(model_name);
   if (depth_of(body) > limits.max_depth) {
     return fail(codes::kSnapshotTooDeep,
                 "the run's environment nests deeper than " + std::to_string(limits.max_depth) + " levels");
@@ -170,6 +172,25 @@ Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const
     return fail(codes::kEnvironmentDrift, message + ". Nothing was deleted; start a new turn to continue.");
   }
   return {};
+}
+
+Result<const CatalogModel*> model_of_run(const EnvironmentSnapshotRecord& snapshot,
+                                         const ModelCatalog& models) {
+  const json model = snapshot.body.value("model", json::object());
+  const std::string name = model.value("name", "");
+  const CatalogModel* found = name.empty() ? models.default_model() : models.find(name);
+  const std::string stop = "the run cannot continue where it stopped: ";
+  const std::string after = ". Nothing was deleted; start a new turn to continue.";
+  if (found == nullptr) {
+    return fail(codes::kEnvironmentDrift, stop + "the model '" + name + "' is no longer configured" + after);
+  }
+  const std::string was_id = model.value("model", "");
+  if (was_id != found->settings.model) {
+    return fail(codes::kEnvironmentDrift, stop + "the model '" + found->name + "' now names '" +
+                                              found->settings.model + "' at its provider, not '" + was_id +
+                                              "'" + after);
+  }
+  return found;
 }
 
 Result<RunEnvironment> environment_of(const EnvironmentSnapshotRecord& snapshot) {
