@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { textOf } from "../content";
 import { isActive, kModes, type AppStore, type Mode, type ThreadEntry, type ThreadView } from "../store";
 import { Icon } from "./icons";
+import { ModelPicker } from "./model_picker";
 import { ApprovalCard, ContinueCard, InteractionCard, UncertainCard } from "./prompts";
 import { Transcript } from "./transcript";
 
@@ -243,6 +244,7 @@ function Main({ store }: { store: AppStore }) {
       <header class="topbar">
         <h1>{view === null ? "New thread" : title || "(untitled)"}</h1>
         {run !== null && <span class={`run-state ${run.state}`} data-run-state={run.state}>{run.state.replace(/_/g, " ")}</span>}
+        <ModelPicker store={store} view={view} />
         <ModeSelect store={store} view={view} />
         <Connection store={store} />
       </header>
