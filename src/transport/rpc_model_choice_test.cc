@@ -38,7 +38,7 @@ TEST_P(RpcModelChoiceTest, SetModelIsReceiptedReportedAndRefusedForAnUnknownName
   auto set = client.request("thread.setModel", params);
   ASSERT_TRUE(set.contains("result")) << set.dump();
   EXPECT_EQ(set["result"]["model"], name);
-  auto updated = client.wait_event(thread, "thread.updated");
+  auto updated = client.wait_event(thread, "thread.updated", 2);  // after thread.create's
   EXPECT_EQ(updated["payload"]["model"], name);
   auto again = client.request("thread.setModel", params);  // the same submission: its first answer
   ASSERT_TRUE(again.contains("result")) << again.dump();
