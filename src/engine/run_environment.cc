@@ -58,6 +58,21 @@ void complete_v1_entry(json& entry) {
   }
 }
 
+// The snapshot is the one that was written, in a version this keel reads.
+Result<void> verify_integrity(const EnvironmentSnapshotRecord& snapshot) {
+  if (KEEL_TRY(json_fingerprint(snapshot.body)) != snapshot.digest) {
+    return fail(codes::kSnapshotDigestMismatch, "the environment snapshot " + snapshot.id +
+                                                    " does not match its digest; the store is damaged");
+  }
+  if (snapshot.version > kEnvironmentVersion || snapshot.version < 1) {
+    return fail(codes::kSnapshotVersionUnsupported, "the environment snapshot " + snapshot.id +
+                                                        " has version " + std::to_string(snapshot.version) +
+                                                        "; this keel reads versions 1 to " +
+                                                        std::to_string(kEnvironmentVersion));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, const ModelSettings& model,
@@ -124,16 +139,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
 
 Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const ProviderTransport& transport,
                                 const ToolRegistryGeneration& tools) {
-  if (KEEL_TRY(json_fingerprint(snapshot.body)) != snapshot.digest) {
-    return fail(codes::kSnapshotDigestMismatch, "the environment snapshot " + snapshot.id +
-                                                    " does not match its digest; the store is damaged");
-  }
-  if (snapshot.version > kEnvironmentVersion || snapshot.version < 1) {
-    return fail(codes::kSnapshotVersionUnsupported, "the environment snapshot " + snapshot.id +
-                                                        " has version " + std::to_string(snapshot.version) +
-                                                        "; this keel reads versions 1 to " +
-                                                        std::to_string(kEnvironmentVersion));
-  }
+  KEEL_TRY(verify_integrity(snapshot));
   std::vector<std::string> drift;
   const json was = snapshot.body.value("provider", json::object());
   const json now = transport_json(transport);
@@ -176,6 +182,7 @@ Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const
 
 Result<const CatalogModel*> model_of_run(const EnvironmentSnapshotRecord& snapshot,
                                          const ModelCatalog& models) {
+  KEEL_TRY(verify_integrity(snapshot));  // a damaged snapshot says so, not that its model drifted
   const json model = snapshot.body.value("model", json::object());
   const std::string name = model.value("name", "");
   const CatalogModel* found = name.empty() ? models.default_model() : models.find(name);

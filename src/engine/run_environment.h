@@ -46,8 +46,10 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
                                                       std::string_view model_name = {});
 
 // The catalogue's model a started run continues with: the one its snapshot names (a snapshot without a name
-// predates the catalogue and ran with the default model). environment.drift when that model is no longer
-// configured or now names another model at its provider; verify_environment() then checks its transport.
+// predates the catalogue and ran with the default model). Errors: snapshot.digest_mismatch and
+// snapshot.version_unsupported first (as verify_environment()), environment.drift when that model is no
+// longer configured or now names another model at its provider; verify_environment() then checks its
+// transport.
 Result<const CatalogModel*> model_of_run(const EnvironmentSnapshotRecord& snapshot,
                                          const ModelCatalog& models);
 

@@ -84,6 +84,12 @@ TEST_F(RunEnvironmentTest, ARunsModelIsFoundByTheNameItsSnapshotRecords) {
   ASSERT_FALSE(changed);
   EXPECT_EQ(changed.error().code(), codes::kEnvironmentDrift);
   EXPECT_NE(changed.error().message().find("'m-2'"), std::string::npos);
+  // A damaged snapshot says so before anything about its model.
+  EnvironmentSnapshotRecord damaged = *with_name;
+  damaged.body["model"]["name"] = "someone-else";
+  auto refused = model_of_run(damaged, catalog);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), codes::kSnapshotDigestMismatch);
 }
 
 TEST_F(RunEnvironmentTest, CapturesPromptModelTransportAndCatalogUnderItsDigest) {
