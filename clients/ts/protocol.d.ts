@@ -120,6 +120,7 @@ export type ErrorCode =
   | "mcp.call_refused"
   | "mcp.duplicate_id"
   | "mcp.too_many_calls"
+  | "model.unknown"
   | "model_server.bad_script"
   | "model_server.listen_failed"
   | "model_server.record_failed"
@@ -379,6 +380,10 @@ export interface ParamsInitialize {
 }
 export interface ParamsThreadCreate {
   title?: string;
+  /**
+   * a name model.list lists (model.unknown otherwise); absent: the default model
+   */
+  model?: string;
 }
 export interface ParamsThreadDelete {
   threadId: string;
@@ -393,6 +398,14 @@ export interface ParamsThreadSelectBranch {
   leafNodeId: string;
   expectedRevision?: number;
 }
+export interface ParamsThreadSetModel {
+  threadId: string;
+  /**
+   * a name model.list lists (model.unknown otherwise)
+   */
+  model: string;
+  expectedRevision?: number;
+}
 export interface ParamsThreadList {}
 export interface ParamsThreadRead {
   threadId: string;
@@ -400,6 +413,7 @@ export interface ParamsThreadRead {
 export interface ParamsThreadBranches {
   threadId: string;
 }
+export interface ParamsModelList {}
 export interface ParamsTurnSubmit {
   threadId: string;
   input: Input;
@@ -608,6 +622,15 @@ export interface ResultThreadSelectBranch {
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
+ * via the `definition` "result.thread.setModel".
+ */
+export interface ResultThreadSetModel {
+  threadId: string;
+  model: string;
+  revision: number;
+}
+/**
+ * This interface was referenced by `KeelProtocol`'s JSON-Schema
  * via the `definition` "result.thread.list".
  */
 export interface ResultThreadList {
@@ -615,6 +638,10 @@ export interface ResultThreadList {
     threadId: string;
     title?: string | null;
     revision: number;
+    /**
+     * the model the thread chose (thread.setModel); null: the default model
+     */
+    model?: string | null;
   }[];
 }
 /**
@@ -632,6 +659,10 @@ export interface ResultThreadRead {
    * the seq of the thread's last event published before the read: every event up to it is reflected in the result; apply only events with a greater seq
    */
   lastSeq: number;
+  /**
+   * the model the thread chose (thread.setModel); null: the default model
+   */
+  model?: string | null;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
@@ -684,6 +715,47 @@ export interface ResultThreadBranches {
    * the seq of the thread's last event published before the read, as for thread.read
    */
   lastSeq: number;
+}
+/**
+ * This interface was referenced by `KeelProtocol`'s JSON-Schema
+ * via the `definition` "result.model.list".
+ */
+export interface ResultModelList {
+  models: {
+    /**
+     * what thread.setModel names
+     */
+    name: string;
+    /**
+     * the configured provider's name
+     */
+    provider: string;
+    /**
+     * what the provider calls the model
+     */
+    modelId: string;
+    /**
+     * tokens; 0 = unknown
+     */
+    contextWindow: number;
+    maxOutputTokens?: number | null;
+    vision: boolean;
+    tools: boolean;
+    reasoning?: boolean;
+    /**
+     * US dollars per million tokens
+     */
+    price?: {
+      inputPerMillion: number;
+      outputPerMillion: number;
+      cachedInputPerMillion?: number;
+      reasoningOutputPerMillion?: number;
+    };
+  }[];
+  /**
+   * the model of threads that chose none
+   */
+  defaultModel: string | null;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
@@ -981,6 +1053,10 @@ export interface EventThreadUpdated {
    * thread.selectBranch, and turn.submit with parentNodeId: the thread's new leaf
    */
   leafNodeId?: string;
+  /**
+   * thread.setModel: the model the thread's next turns use
+   */
+  model?: string;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema

@@ -29,6 +29,7 @@
 #include "keel/fail_points.h"
 #include "keel/gatekeeper.h"
 #include "keel/ids.h"
+#include "keel/model_catalog.h"
 #include "keel/protocol.h"
 #include "keel/provider.h"
 #include "keel/scheduler.h"
@@ -42,6 +43,8 @@ namespace keel {
 // Everything the engine uses but does not own. All must outlive the engine.
 struct EngineDeps {
   Store* store = nullptr;
+  // The model of an engine that runs one: with EngineOptions::model and ::transport it makes a one-model
+  // catalogue, named after ModelSettings::model, used when `models` is null.
   Provider* provider = nullptr;
   Provider* task_provider = nullptr;  // optional
   ToolRegistry* tools = nullptr;
@@ -59,6 +62,10 @@ struct EngineDeps {
   // Optional: what a person may take over from the agent (keel/takeover.h), reached by takeover.start and
   // takeover.end; each outlives the engine and has its own name().
   std::vector<TakeoverTarget*> takeover_targets{};
+  // Optional: the models threads may choose (thread.setModel, model.list) and their default, which threads
+  // without a choice use; when set, turns use it instead of `provider` and EngineOptions::model/transport.
+  // Must outlive the engine.
+  const ModelCatalog* models = nullptr;
 };
 
 class EngineCore {

@@ -156,7 +156,16 @@ class EngineHost::Impl {
                                                              config::process_environment());
     ModelBindingDeps deps{
         .credentials = resolver_.get(), .client = &http_, .scheduler = &scheduler_, .clock = &clock_};
-    model_ = KEEL_TRY(bind_model(config, model_name, deps));
+    // Every configured model, for the threads to choose from (model.list, thread.setModel); one that
+    // cannot be bound is left out with a warning, the default one (or --model) must bind.
+    models_ = KEEL_TRY(bind_models(config, model_name, deps));
+    for (const Error& skipped : models_.skipped) {
+      std::cerr << "keel: warning: a model is left out of the model list: " << skipped.to_string() << "\n";
+    }
+    catalog_.emplace(catalog_of(models_, model_name));
+    for (const NamedBinding& named : models_.models) {
+      if (named.name == model_name) model_ = &named.binding;
+    }
     model_name_ = model_name;
     const std::string task_name = config.task_model;
     if (!task_name.empty() && task_name != model_name)
@@ -174,8 +183,8 @@ class EngineHost::Impl {
     if (config.browser.enabled) KEEL_TRY(open_browser());
 
     EngineOptions engine_options;
-    engine_options.model = model_.settings;
-    engine_options.transport = model_.transport;
+    engine_options.model = model_->settings;
+    engine_options.transport = model_->transport;
     if (task_model_) engine_options.task_model = task_model_->settings.model;
     engine_options.default_budget_tokens = config.token_budget;
     engine_options.compaction.enabled = config.compaction.enabled;
@@ -184,8 +193,9 @@ class EngineHost::Impl {
     engine_options.on_store_failed = options_.on_store_failed;
     EngineDeps engine_deps;
     engine_deps.store = store_.store.get();
-    engine_deps.provider = model_.provider.get();
-    engine_deps.task_provider = task_model_ ? task_model_->provider.get() : model_.provider.get();
+    engine_deps.provider = model_->provider.get();
+    engine_deps.task_provider = task_model_ ? task_model_->provider.get() : model_->provider.get();
+    engine_deps.models = &*catalog_;
     engine_deps.tools = &tools_;
     engine_deps.gatekeeper = gatekeeper_.get();
     engine_deps.clock = &clock_;
@@ -220,7 +230,9 @@ class EngineHost::Impl {
   providers::CurlHttpClient http_;
   std::unique_ptr<config::CredentialVault> vault_;
   std::unique_ptr<config::CredentialResolver> resolver_;
-  ModelBinding model_;
+  BoundModels models_;
+  std::optional<ModelCatalog> catalog_;  // points into models_
+  const ModelBinding* model_ = nullptr;  // the default one, in models_
   std::optional<ModelBinding> task_model_;
   std::string model_name_;
   std::unique_ptr<PolicyGatekeeper> gatekeeper_;
@@ -254,6 +266,6 @@ void EngineHost::start_recovery() { impl_->engine_->recover(); }
 Store& EngineHost::store() { return *impl_->store_.store; }
 const config::Config& EngineHost::config() const { return impl_->options_.config; }
 const std::string& EngineHost::model_name() const { return impl_->model_name_; }
-const std::string& EngineHost::model_id() const { return impl_->model_.settings.model; }
+const std::string& EngineHost::model_id() const { return impl_->model_->settings.model; }
 
 }  // namespace keel::cli

@@ -1,5 +1,6 @@
 // cli/engine_host.h — one keel engine process assembled from the configuration: the SQLite store, the
-// gatekeeper, the builtin tools on a workspace folder, the configured model and the EngineCore, reached
+// gatekeeper, the builtin tools on a workspace folder, the configured models (every
+// one offered to the threads; cli/model_binding.h bind_models) and the EngineCore, reached
 // through an in-process EngineTransport. Every command that runs turns (serve, run, chat, resume, demo)
 // opens one; read-only commands use open_store_only().
 //
@@ -44,7 +45,7 @@ using codes::kStoreInUse;
 
 struct HostOptions {
   config::Config config;
-  std::string model_name;                          // "" = config.default_model
+  std::string model_name;                          // the default model; "" = config.default_model
   std::optional<std::filesystem::path> workspace;  // file tools' root; nullopt = no file tools
   // The engine's own clientId prefix is the caller's business; this only names the process in logs.
   std::string purpose = "keel";

@@ -70,4 +70,40 @@ Result<ModelBinding> bind_model(const config::Config& config, std::string_view m
   return binding;
 }
 
+Result<BoundModels> bind_models(const config::Config& config, const std::string& default_name,
+                                ModelBindingDeps deps) {
+  BoundModels bound;
+  // The default first: its failure is the caller's (no engine without it).
+  ModelBinding first = KEEL_TRY(bind_model(config, default_name, deps));
+  for (const auto& [name, model] : config.models) {
+    NamedBinding named{.name = name,
+                       .provider_name = model.provider,
+                       .reasoning = model.capabilities.reasoning,
+                       .binding = {}};
+    if (name == default_name) {
+      named.binding = std::move(first);
+    } else if (auto binding = bind_model(config, name, deps)) {
+      named.binding = std::move(*binding);
+    } else {
+      bound.skipped.push_back(binding.error());
+      continue;
+    }
+    bound.models.push_back(std::move(named));
+  }
+  return bound;
+}
+
+ModelCatalog catalog_of(const BoundModels& bound, const std::string& default_name) {
+  std::vector<CatalogModel> models;
+  for (const NamedBinding& named : bound.models) {
+    models.push_back(CatalogModel{.name = named.name,
+                                  .provider_name = named.provider_name,
+                                  .settings = named.binding.settings,
+                                  .transport = named.binding.transport,
+                                  .reasoning = named.reasoning,
+                                  .provider = named.binding.provider.get()});
+  }
+  return ModelCatalog(std::move(models), default_name);
+}
+
 }  // namespace keel::cli

@@ -8,12 +8,15 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.h"
 #include "config/credential_resolver.h"
 #include "engine/engine_core.h"
 #include "keel/clock.h"
+#include "keel/model_catalog.h"
 #include "keel/scheduler.h"
 #include "providers/http/http_client.h"
 #include "providers/http_provider/http_provider.h"
@@ -39,6 +42,30 @@ struct ModelBindingDeps {
 // (no such model, or none configured), and the resolver's errors for the credential's shape.
 Result<ModelBinding> bind_model(const config::Config& config, std::string_view model_name,
                                 ModelBindingDeps deps);
+
+// A binding with the configuration's names, for the engine's model catalogue.
+struct NamedBinding {
+  std::string name;           // the key of config.models
+  std::string provider_name;  // the key of config.providers
+  bool reasoning = false;
+  ModelBinding binding;
+};
+
+// Every configured model bound (the model picker's catalogue), in the configuration's order. Binding does
+// not read a secret (a key is read per request), so it is cheap; a model that cannot be bound (its provider
+// is not configured, a stored credential's shape cannot be read) is left out and its error is in `skipped`,
+// so one broken model does not stop the others. Errors: only the default model's (`default_name`, as
+// bind_model()).
+struct BoundModels {
+  std::vector<NamedBinding> models;
+  std::vector<Error> skipped;
+};
+Result<BoundModels> bind_models(const config::Config& config, const std::string& default_name,
+                                ModelBindingDeps deps);
+
+// The catalogue of `bound` with `default_name` as its default; it points at the bindings' providers, so
+// `bound` must outlive it.
+ModelCatalog catalog_of(const BoundModels& bound, const std::string& default_name);
 
 providers::WireFormat wire_format_of(config::ProviderKind kind);
 

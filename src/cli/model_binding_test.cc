@@ -168,5 +168,38 @@ TEST_F(ModelBindingTest, AMissingModelOrKeyIsACodedErrorNamingTheReference) {
   EXPECT_TRUE(server_->requests().empty());  // nothing was sent without a key
 }
 
+TEST_F(ModelBindingTest, EveryConfiguredModelIsBoundAndOneThatCannotBeIsLeftOut) {
+  config::ModelConfig second = config_.models["claude"];
+  second.model_id = "claude-second";
+  second.capabilities.reasoning = true;
+  config_.models["second"] = second;
+  config::ModelConfig broken = second;
+  broken.provider = "nowhere";
+  config_.models["broken"] = broken;
+  auto bound = bind_models(config_, "claude", deps());
+  ASSERT_TRUE(bound) << bound.error().to_string();
+  ASSERT_EQ(bound->skipped.size(), 1u);
+  EXPECT_NE(bound->skipped[0].message().find("nowhere"), std::string::npos);
+  const ModelCatalog catalog = catalog_of(*bound, "claude");
+  ASSERT_EQ(catalog.models().size(), 2u);
+  ASSERT_NE(catalog.default_model(), nullptr);
+  EXPECT_EQ(catalog.default_model()->name, "claude");
+  const CatalogModel* found = catalog.find("second");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->settings.model, "claude-second");
+  EXPECT_EQ(found->provider_name, "local");
+  EXPECT_TRUE(found->reasoning);
+  EXPECT_NE(found->provider, catalog.default_model()->provider);
+  EXPECT_EQ(catalog.find("broken"), nullptr);
+  // Without its key a model is still bound: its requests fail, the others work.
+  auto sink = std::make_shared<DoneSink>();
+  EXPECT_FALSE(ask(*found->provider, sink));
+
+  // The default model must bind.
+  auto no_default = bind_models(config_, "broken", deps());
+  ASSERT_FALSE(no_default);
+  EXPECT_EQ(no_default.error().code(), codes::kConfigMissingReference);
+}
+
 }  // namespace
 }  // namespace keel::cli

@@ -11,6 +11,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_impl.h"
+#include "engine/model_list.h"
 #include "engine/run_environment.h"
 #include "engine/thread_views.h"
 #include "protocol/ops.h"
@@ -121,6 +122,13 @@ void EngineCore::recover() { impl_->recover(); }
 EngineCore::Impl::Impl(EngineDeps deps, EngineOptions options)
     : deps_(deps),
       options_(std::move(options)),
+      own_models_({CatalogModel{.name = options_.model.model,
+                                .provider_name = options_.transport.kind,
+                                .settings = options_.model,
+                                .transport = options_.transport,
+                                .reasoning = false,
+                                .provider = deps.provider}},
+                  options_.model.model),
       threads_(*deps.clock),
       runs_(*deps.clock),
       queue_(*deps.clock),
@@ -276,6 +284,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
       }
       return;
     case kThreadCreate:
+      if (auto error = check_chosen_model(spec->kind, op.params)) return reject(op, "", std::move(*error));
       return run_store_command(nullptr, op);
     case kThreadList:
       if (params_or_reject<kThreadList>(op, "")) list_threads(op);
@@ -285,6 +294,9 @@ void EngineCore::Impl::handle_engine_op(Op op) {
       return;
     case kThreadBranches:
       if (auto params = params_or_reject<kThreadBranches>(op, "")) read_branches(op, *params);
+      return;
+    case kModelList:
+      if (params_or_reject<kModelList>(op, "")) ack(op, "", model_list_view(models_));
       return;
     case kQueueList:
       if (auto params = params_or_reject<kQueueList>(op, "")) list_queue(op, *params);
@@ -303,6 +315,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
     case kThreadDelete:
     case kThreadFork:
     case kThreadSelectBranch:
+    case kThreadSetModel:
     case kTurnSubmit:
     case kTurnInterrupt:
     case kTurnSteer:
@@ -416,6 +429,10 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
       }
       return run_store_command(actor, op);
     }
+    case kThreadSetModel:
+      if (auto error = check_chosen_model(spec->kind, op.params))
+        return reject(op, thread_id, std::move(*error));
+      return run_store_command(actor, op);
     case kThreadDelete:  // thread_accepts refused them under a running turn
     case kThreadSelectBranch:
     case kThreadFork:
@@ -426,6 +443,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
     case kThreadList:
     case kThreadRead:
     case kThreadBranches:
+    case kModelList:
     case kQueueList:
     case kTurnSteer:
     case kSessionSubscribe:
@@ -433,6 +451,19 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
       return unknown();
   }
   unknown();
+}
+
+std::optional<Error> EngineCore::Impl::check_chosen_model(protocol::OpKind kind, const json& params) const {
+  // A malformed command passes: run_store_command refuses it and records the refusal with its receipt.
+  auto command = protocol::decode_store_command(kind, params);
+  if (!command) return std::nullopt;
+  std::optional<std::string> model;
+  if (const auto* create = std::get_if<protocol::ThreadCreateParams>(&*command)) model = create->model;
+  if (const auto* set = std::get_if<protocol::ThreadSetModelParams>(&*command)) model = set->model;
+  if (!model || models_.find(*model) != nullptr) return std::nullopt;
+  std::string known;
+  for (const CatalogModel& listed : models_.models()) known += (known.empty() ? "" : ", ") + listed.name;
+  return Error(codes::kModelUnknown, "no model '" + *model + "' is configured (model.list: " + known + ")");
 }
 
 void EngineCore::Impl::run_store_command(const std::shared_ptr<ThreadActor>& actor, const Op& op) {

@@ -12,6 +12,9 @@ inline constexpr char kTurnBusy[] = "turn.busy";
 inline constexpr char kThreadBusy[] = "thread.busy";
 inline constexpr char kRunNotResumable[] = "run.not_resumable";
 inline constexpr char kImageUnsupported[] = "input.image_unsupported";
+// thread.setModel / thread.create name a model the engine's catalogue does not list, or a turn starts on a
+// thread whose chosen model is no longer configured.
+inline constexpr char kModelUnknown[] = "model.unknown";
 // The next request would not fit the model's context window, and compaction is off or cannot make room.
 inline constexpr char kContextWindowExceeded[] = "context.window_exceeded";
 // The model's summary of the history could not be made (its error is in the message).

@@ -123,6 +123,7 @@ struct HarnessOptions {
   bool real_timers = false;
   WriteGate* write_gate = nullptr;  // when set, the engine's writes pass it (testing/write_gate.h)
   std::vector<TakeoverTarget*> takeover_targets{};  // EngineDeps::takeover_targets; they outlive the harness
+  const ModelCatalog* models = nullptr;             // EngineDeps::models; outlives the harness
 };
 
 class EngineHarness {
@@ -142,6 +143,8 @@ class EngineHarness {
   // Replaces the gatekeeper the next start() uses (tests that open a PolicyGatekeeper on the harness's
   // store; it must outlive the engine).
   void set_gatekeeper(Gatekeeper* gatekeeper) { options_.gatekeeper = gatekeeper; }
+  // The model catalogue the next start() uses (tests change the configured models across a restart).
+  void set_models(const ModelCatalog* models) { options_.models = models; }
   // The options the next start() builds the engine with (tests change the configuration across a restart).
   EngineOptions& engine_options() { return options_.engine; }
   // Starts the engine (tests register extra tools or script responses first if they like).
@@ -156,6 +159,7 @@ class EngineHarness {
     deps.scheduler = options_.real_timers ? nullptr : &clock;
     deps.takeover_targets = options_.takeover_targets;
     deps.fail_points = options_.fail_points;
+    deps.models = options_.models;
     // Subscribed before recovery, so the log sees the recovered turns' events from their start and a test
     // can wait on them.
     EngineOptions engine_options = options_.engine;

@@ -99,6 +99,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   Store& store() { return *deps_.store; }
   const EngineDeps& deps() const { return deps_; }
   const EngineOptions& options() const { return options_; }
+  const ModelCatalog& models() const { return models_; }
   ThreadRepository& threads() { return threads_; }
   RunRepository& runs() { return runs_; }
   InteractionRepository& interactions() { return interactions_; }
@@ -200,12 +201,18 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   // queue.list {threadId}: the queued inputs, the thread's revision and the last event seq before the read.
   void list_queue(const Op& op, const protocol::QueueListParams& params);
   void list_threads(const Op& op);
+  // thread.create{model} and thread.setModel: model.unknown when the model named is not in the catalogue
+  // (refused before the command runs, so without a receipt: the catalogue, not the request, decides it).
+  std::optional<Error> check_chosen_model(protocol::OpKind kind, const nlohmann::json& params) const;
   void start_runner(const std::shared_ptr<ThreadActor>& actor, RunRecord run, bool first_turn,
                     std::string first_input_text);
   void publish_queue(const std::string& thread_id);
 
   EngineDeps deps_;
   EngineOptions options_;
+  // EngineDeps::models, or the one model of EngineDeps::provider and EngineOptions::model.
+  ModelCatalog own_models_;
+  const ModelCatalog& models_ = deps_.models != nullptr ? *deps_.models : own_models_;
   ThreadRepository threads_;
   RunRepository runs_;
   QueueRepository queue_;
@@ -216,8 +223,7 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   StoreWriter writer_{*deps_.store, [this] { stop_for_store_failure(); }};
   PolicyOps policy_ops_{{*deps_.store, *deps_.clock, *deps_.gatekeeper, *this}};
   Takeovers takeovers_{deps_.takeover_targets};
-  TurnAdmission turn_admission_{
-      {*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, options_.model, options_.transport}};
+  TurnAdmission turn_admission_{{*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, models_}};
 
   boost::asio::io_context io_;
   std::shared_ptr<IoLifetime> io_lifetime_ = std::make_shared<IoLifetime>();

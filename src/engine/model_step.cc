@@ -54,7 +54,7 @@ std::optional<AssistantMessageBody> bound_reply(AssembledResponse& response) {
 ModelStream ModelStep::model_stream(ProviderRequest request,
                                     std::function<Result<void>(const ProviderEvent&)> collect,
                                     std::function<void(bool input_queued)> before_wait) const {
-  return ModelStream{.provider = turn_.engine.deps().provider,
+  return ModelStream{.provider = turn_.provider,
                      .request = std::move(request),
                      .strand = turn_.actor->strand,
                      .io_lifetime = turn_.engine.io_lifetime(),

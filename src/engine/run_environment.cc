@@ -58,12 +58,28 @@ void complete_v1_entry(json& entry) {
   }
 }
 
+// The snapshot is the one that was written, in a version this keel reads.
+Result<void> verify_integrity(const EnvironmentSnapshotRecord& snapshot) {
+  if (KEEL_TRY(json_fingerprint(snapshot.body)) != snapshot.digest) {
+    return fail(codes::kSnapshotDigestMismatch, "the environment snapshot " + snapshot.id +
+                                                    " does not match its digest; the store is damaged");
+  }
+  if (snapshot.version > kEnvironmentVersion || snapshot.version < 1) {
+    return fail(codes::kSnapshotVersionUnsupported, "the environment snapshot " + snapshot.id +
+                                                        " has version " + std::to_string(snapshot.version) +
+                                                        "; this keel reads versions 1 to " +
+                                                        std::to_string(kEnvironmentVersion));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, const ModelSettings& model,
                                                       const ProviderTransport& transport,
                                                       const ToolRegistryGeneration& tools,
-                                                      const EnvironmentLimits& limits) {
+                                                      const EnvironmentLimits& limits,
+                                                      std::string_view model_name) {
   json catalog = json::array();
   json mcp = json::array();
   if (model.tool_use) {
@@ -103,6 +119,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
                {"provider", transport_json(transport)},
                {"mcp", std::move(mcp)},
                {"toolCatalog", std::move(catalog)}};
+  if (!model_name.empty()) body["model"]["name"] = std::string(model_name);
   if (depth_of(body) > limits.max_depth) {
     return fail(codes::kSnapshotTooDeep,
                 "the run's environment nests deeper than " + std::to_string(limits.max_depth) + " levels");
@@ -122,16 +139,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
 
 Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const ProviderTransport& transport,
                                 const ToolRegistryGeneration& tools) {
-  if (KEEL_TRY(json_fingerprint(snapshot.body)) != snapshot.digest) {
-    return fail(codes::kSnapshotDigestMismatch, "the environment snapshot " + snapshot.id +
-                                                    " does not match its digest; the store is damaged");
-  }
-  if (snapshot.version > kEnvironmentVersion || snapshot.version < 1) {
-    return fail(codes::kSnapshotVersionUnsupported, "the environment snapshot " + snapshot.id +
-                                                        " has version " + std::to_string(snapshot.version) +
-                                                        "; this keel reads versions 1 to " +
-                                                        std::to_string(kEnvironmentVersion));
-  }
+  KEEL_TRY(verify_integrity(snapshot));
   std::vector<std::string> drift;
   const json was = snapshot.body.value("provider", json::object());
   const json now = transport_json(transport);
@@ -170,6 +178,26 @@ Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const
     return fail(codes::kEnvironmentDrift, message + ". Nothing was deleted; start a new turn to continue.");
   }
   return {};
+}
+
+Result<const CatalogModel*> model_of_run(const EnvironmentSnapshotRecord& snapshot,
+                                         const ModelCatalog& models) {
+  KEEL_TRY(verify_integrity(snapshot));  // a damaged snapshot says so, not that its model drifted
+  const json model = snapshot.body.value("model", json::object());
+  const std::string name = model.value("name", "");
+  const CatalogModel* found = name.empty() ? models.default_model() : models.find(name);
+  const std::string stop = "the run cannot continue where it stopped: ";
+  const std::string after = ". Nothing was deleted; start a new turn to continue.";
+  if (found == nullptr) {
+    return fail(codes::kEnvironmentDrift, stop + "the model '" + name + "' is no longer configured" + after);
+  }
+  const std::string was_id = model.value("model", "");
+  if (was_id != found->settings.model) {
+    return fail(codes::kEnvironmentDrift, stop + "the model '" + found->name + "' now names '" +
+                                              found->settings.model + "' at its provider, not '" + was_id +
+                                              "'" + after);
+  }
+  return found;
 }
 
 Result<RunEnvironment> environment_of(const EnvironmentSnapshotRecord& snapshot) {

@@ -20,6 +20,7 @@
 
 #include "engine/engine_core.h"
 #include "keel/error.h"
+#include "keel/model_catalog.h"
 #include "keel/tool_registry.h"
 #include "store/records.h"
 
@@ -34,12 +35,23 @@ struct EnvironmentLimits {
   size_t max_depth = 32;
 };
 
-// The snapshot body for a run starting now. Errors: snapshot.too_large, snapshot.too_many_tools,
-// snapshot.entry_too_large, snapshot.too_deep (each naming the bound), json.* (not encodable).
+// The snapshot body for a run starting now, with the model's catalogue name `model_name` (recovery finds the
+// model by it; "" records none, as snapshots written before the catalogue). Errors: snapshot.too_large,
+// snapshot.too_many_tools, snapshot.entry_too_large, snapshot.too_deep (each naming the bound), json.* (not
+// encodable).
 Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, const ModelSettings& model,
                                                       const ProviderTransport& transport,
                                                       const ToolRegistryGeneration& tools,
-                                                      const EnvironmentLimits& limits = {});
+                                                      const EnvironmentLimits& limits = {},
+                                                      std::string_view model_name = {});
+
+// The catalogue's model a started run continues with: the one its snapshot names (a snapshot without a name
+// predates the catalogue and ran with the default model). Errors: snapshot.digest_mismatch and
+// snapshot.version_unsupported first (as verify_environment()), environment.drift when that model is no
+// longer configured or now names another model at its provider; verify_environment() then checks its
+// transport.
+Result<const CatalogModel*> model_of_run(const EnvironmentSnapshotRecord& snapshot,
+                                         const ModelCatalog& models);
 
 // Checks a stored snapshot against the current transport and tools. Errors: snapshot.digest_mismatch,
 // snapshot.version_unsupported, environment.drift (the message lists what changed, for a person).

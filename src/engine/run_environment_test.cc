@@ -51,6 +51,47 @@ class RunEnvironmentTest : public ::testing::Test {
   ProviderTransport transport;
 };
 
+TEST_F(RunEnvironmentTest, ARunsModelIsFoundByTheNameItsSnapshotRecords) {
+  testing::ScriptedProvider provider;
+  CatalogModel first{.name = "first",
+                     .provider_name = "p",
+                     .settings = model,
+                     .transport = transport,
+                     .reasoning = false,
+                     .provider = &provider};
+  CatalogModel named = first;
+  named.name = "named";
+  const ModelCatalog catalog({first, named}, "first");
+  auto with_name = capture_environment("s1", model, transport, *registry.snapshot(), {}, "named");
+  ASSERT_TRUE(with_name) << with_name.error().to_string();
+  EXPECT_EQ(with_name->body["model"]["name"], "named");
+  auto found = model_of_run(*with_name, catalog);
+  ASSERT_TRUE(found) << found.error().to_string();
+  EXPECT_EQ((*found)->name, "named");
+  // A snapshot from before the catalogue names no model: it ran with the default one.
+  auto unnamed = model_of_run(capture(), catalog);
+  ASSERT_TRUE(unnamed) << unnamed.error().to_string();
+  EXPECT_EQ((*unnamed)->name, "first");
+
+  const ModelCatalog without({first}, "first");
+  auto gone = model_of_run(*with_name, without);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code(), codes::kEnvironmentDrift);
+  EXPECT_NE(gone.error().message().find("'named' is no longer configured"), std::string::npos);
+  named.settings.model = "m-2";
+  const ModelCatalog renamed({first, named}, "first");
+  auto changed = model_of_run(*with_name, renamed);
+  ASSERT_FALSE(changed);
+  EXPECT_EQ(changed.error().code(), codes::kEnvironmentDrift);
+  EXPECT_NE(changed.error().message().find("'m-2'"), std::string::npos);
+  // A damaged snapshot says so before anything about its model.
+  EnvironmentSnapshotRecord damaged = *with_name;
+  damaged.body["model"]["name"] = "someone-else";
+  auto refused = model_of_run(damaged, catalog);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), codes::kSnapshotDigestMismatch);
+}
+
 TEST_F(RunEnvironmentTest, CapturesPromptModelTransportAndCatalogUnderItsDigest) {
   EnvironmentSnapshotRecord snapshot = capture();
   EXPECT_EQ(snapshot.version, kEnvironmentVersion);

@@ -45,6 +45,7 @@ json thread_entry_json(const ThreadRecord& thread) {
           {"revision", thread.revision},
           {"leafNodeId", optional_json(thread.leaf_node_id)},
           {"parentThreadId", optional_json(thread.parent_thread_id)},
+          {"model", optional_json(thread.model)},
           {"updatedAt", thread.updated_at}};
 }
 
@@ -85,6 +86,7 @@ Result<json> read_thread_view(Transaction& tx, ThreadRepository& threads, RunRep
               {"title", thread.title},
               {"revision", thread.revision},
               {"leafNodeId", optional_json(thread.leaf_node_id)},
+              {"model", optional_json(thread.model)},
               {"nodes", std::move(nodes)},
               {"latestRun", latest && *latest ? run_summary_json(**latest) : json(nullptr)}};
 }

@@ -18,7 +18,8 @@
 
 namespace keel {
 
-// An entry of thread.list: threadId, title, revision, leafNodeId, parentThreadId, updatedAt.
+// An entry of thread.list: threadId, title, revision, leafNodeId, parentThreadId, model (the chosen model's
+// name; null: the engine's default), updatedAt.
 nlohmann::json thread_entry_json(const ThreadRecord& thread);
 // A run as thread.read's latestRun shows it: runId, turnId, state, stopReason, usage.
 nlohmann::json run_summary_json(const RunRecord& run);
@@ -28,8 +29,8 @@ nlohmann::json node_json(const NodeRecord& node);
 // thread.list's result: {threads: [thread_entry_json...]}, live threads in the repository's order.
 Result<nlohmann::json> list_threads_view(Transaction& tx, ThreadRepository& threads);
 // thread.read's result without lastSeq (which only an engine's event bus knows): threadId, title, revision,
-// leafNodeId, nodes (the path from the root to the leaf) and latestRun (null when the thread has no run).
-// Errors: thread.not_found (no live thread), store errors.
+// leafNodeId, model (as in thread.list), nodes (the path from the root to the leaf) and latestRun (null when
+// the thread has no run). Errors: thread.not_found (no live thread), store errors.
 Result<nlohmann::json> read_thread_view(Transaction& tx, ThreadRepository& threads, RunRepository& runs,
                                         const std::string& thread_id);
 

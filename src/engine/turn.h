@@ -127,9 +127,10 @@ struct Turn {
   std::shared_ptr<const ToolRegistryGeneration> generation;
   std::shared_ptr<const ToolRegistryGeneration> tools;
   bool tools_off = false;
-  // What the run executes with: its environment snapshot's model settings and tools (the engine's current
-  // options for a run that has none).
+  // What the run executes with: its environment snapshot's model settings and tools (the engine's default
+  // model for a run that has none), and the provider of the catalogue's model its snapshot names.
   ModelSettings model;
+  Provider* provider = nullptr;
   std::optional<std::vector<std::string>> snapshot_tools;
   std::vector<PlannedCall> unanswered;  // calls of the current response whose result is not written yet
   // The call whose tool is running or whose result is not written yet (a failed write answers it as

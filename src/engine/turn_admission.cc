@@ -53,8 +53,10 @@ bool has_image(const std::vector<ContentBlock>& content) {
 
 Result<std::vector<ContentBlock>> TurnAdmission::input(const json& input) const {
   auto content = KEEL_TRY(parse_input(input));
-  if (!c_.model.vision && has_image(content)) {
-    return fail(codes::kImageUnsupported, "the model '" + c_.model.model + "' does not accept images");
+  if (!c_.models.any_vision() && has_image(content)) {
+    const CatalogModel* model = c_.models.default_model();
+    return fail(codes::kImageUnsupported,
+                "the model '" + (model ? model->name : std::string()) + "' does not accept images");
   }
   return content;
 }
@@ -90,6 +92,14 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
                                           "(run.resolveUncertain: retry, mark_done or fail)");
   }
   if (branch_from && !branch_from->empty()) KEEL_TRY(check_branch_point(tx, thread, *branch_from));
+  const CatalogModel* model = c_.models.resolve(thread.model);
+  if (model == nullptr) {
+    return fail(codes::kModelUnknown, "the thread's model '" + thread.model.value_or("") +
+                                          "' is not configured; choose another one (thread.setModel)");
+  }
+  if (!model->settings.vision && has_image(content)) {
+    return fail(codes::kImageUnsupported, "the model '" + model->name + "' does not accept images");
+  }
   // A title a person gave at thread.create stays: no fallback title, no title task.
   a.first_turn = !thread.leaf_node_id.has_value() && !thread.title_given;
   a.first_line = first_line(content);
@@ -103,7 +113,8 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
   run.usage = json::object();
   // The environment the run starts with, frozen with it (spec §5).
   EnvironmentSnapshotRecord environment =
-      KEEL_TRY(capture_environment(c_.ids.next_id(), c_.model, c_.transport, *c_.tools.snapshot()));
+      KEEL_TRY(capture_environment(c_.ids.next_id(), model->settings, model->transport, *c_.tools.snapshot(),
+                                   EnvironmentLimits{}, model->name));
   run.snapshot_id = KEEL_TRY(c_.snapshots.put(tx, std::move(environment))).id;
   a.run = KEEL_TRY(c_.runs.create(tx, std::move(run)));
   NewNode turn_context;
@@ -111,7 +122,7 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
   turn_context.thread_id = thread_id;
   turn_context.kind = NodeKind::kTurnContext;
   turn_context.run_id = a.run.id;
-  turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", c_.model.model}};
+  turn_context.body = {{"turnId", a.run.turn_id}, {"runId", a.run.id}, {"model", model->settings.model}};
   if (branch_from && branch_from->empty()) turn_context.at_root = true;
   if (branch_from && !branch_from->empty()) turn_context.parent_id = std::move(branch_from);
   KEEL_TRY(c_.threads.append(tx, std::move(turn_context)));

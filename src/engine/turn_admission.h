@@ -15,6 +15,7 @@
 
 #include "engine/engine_core.h"
 #include "keel/ids.h"
+#include "keel/model_catalog.h"
 #include "keel/provider.h"
 #include "keel/store.h"
 #include "keel/tool_registry.h"
@@ -32,8 +33,7 @@ struct TurnAdmissionContext {
   RunRepository& runs;
   SnapshotRepository& snapshots;
   ToolRegistry& tools;
-  const ModelSettings& model;
-  const ProviderTransport& transport;
+  const ModelCatalog& models;  // the run takes its thread's model from here, or the default one
 };
 
 // A turn admitted in the caller's transaction.
@@ -50,15 +50,18 @@ class TurnAdmission {
   explicit TurnAdmission(TurnAdmissionContext context) : c_(context) {}
 
   // A turn's input — a string, an array of content blocks, or {content: [...]} — as content blocks.
-  // Errors: input.invalid, input.image_unsupported (an image for a model without vision).
+  // Errors: input.invalid, input.image_unsupported (an image when no model takes images; admit() checks
+  // the thread's own model).
   Result<std::vector<ContentBlock>> input(const nlohmann::json& input) const;
 
   // The turn's run, turn_context and user_message in `tx`, under the thread's leaf, or under `branch_from`
   // (a new branch, the thread's leaf moving to its user message; "" is the root: an empty history), which
   // must be where a turn may start: a node a turn_context already follows (the end of an earlier turn) or
-  // a leaf of the thread's tree. Errors: thread.not_found, run.uncertain (the thread's latest run waits
-  // for the person to resolve an uncertain call), node.not_found, node.not_in_thread, invalid_argument (a
-  // node inside a turn), snapshot and store errors.
+  // a leaf of the thread's tree. The run's snapshot freezes the thread's model (ThreadRecord::model, or the
+  // catalogue's default). Errors: thread.not_found, run.uncertain (the thread's latest run waits for the
+  // person to resolve an uncertain call), node.not_found, node.not_in_thread, invalid_argument (a node
+  // inside a turn), model.unknown (the thread's model is no longer configured), input.image_unsupported (an
+  // image for a model without vision), snapshot and store errors.
   Result<AdmittedTurn> admit(Transaction& tx, const std::string& thread_id,
                              const std::vector<ContentBlock>& content, std::optional<int64_t> budget,
                              std::optional<std::string> branch_from = std::nullopt);

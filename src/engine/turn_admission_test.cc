@@ -4,6 +4,7 @@
 
 #include "engine/engine_errors.h"
 #include "testing/manual_clock.h"
+#include "testing/scripted_provider.h"
 #include "testing/sequential_ids.h"
 
 namespace keel {
@@ -14,8 +15,16 @@ using nlohmann::json;
 class TurnAdmissionTest : public ::testing::Test {
  protected:
   TurnAdmission admission(bool vision) {
-    model_.vision = vision;
-    return TurnAdmission({ids_, threads_, runs_, snapshots_, tools_, model_, transport_});
+    ModelSettings settings;
+    settings.vision = vision;
+    models_ = std::make_unique<ModelCatalog>(std::vector<CatalogModel>{CatalogModel{.name = "m",
+                                                                                    .provider_name = "p",
+                                                                                    .settings = settings,
+                                                                                    .transport = {},
+                                                                                    .reasoning = false,
+                                                                                    .provider = &provider_}},
+                                             "m");
+    return TurnAdmission({ids_, threads_, runs_, snapshots_, tools_, *models_});
   }
   testing::ManualClock clock_;
   testing::SequentialIdSource ids_;
@@ -23,8 +32,8 @@ class TurnAdmissionTest : public ::testing::Test {
   RunRepository runs_{clock_};
   SnapshotRepository snapshots_{clock_};
   ToolRegistry tools_;
-  ModelSettings model_;
-  ProviderTransport transport_;
+  testing::ScriptedProvider provider_;
+  std::unique_ptr<ModelCatalog> models_;
 };
 
 TEST_F(TurnAdmissionTest, AnInputIsTextContentBlocksOrAContentObject) {

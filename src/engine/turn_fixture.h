@@ -254,6 +254,7 @@ class TurnFixture : public ::testing::Test {
     std::shared_ptr<const ToolRegistryGeneration> generation = tools.snapshot();
     Turn fresh(*engine_, actor, std::move(run), std::move(cancel), continuing, generation);
     fresh.model = engine_->options().model;
+    fresh.provider = engine_->deps().provider;
     fresh.tools = generation;
     parts_ = std::make_unique<Parts>(std::move(fresh));
   }

@@ -57,7 +57,10 @@ std::shared_ptr<const ToolRegistryGeneration> TurnRunner::bind_tools() {
 
 Result<void> TurnRunner::load_environment() {
   EngineCore::Impl& engine = turn_.engine;
-  turn_.model = engine.options().model;
+  const CatalogModel* fallback = engine.models().default_model();
+  if (fallback == nullptr) return fail(codes::kModelUnknown, "the engine has no model to run turns with");
+  turn_.model = fallback->settings;
+  turn_.provider = fallback->provider;
   // One generation, taken atomically, for the check and for the binding (spec §4): a tool replaced in
   // between cannot slip into a run that was verified against its predecessor.
   if (!turn_.generation) turn_.generation = engine.deps().tools->snapshot();
@@ -68,9 +71,11 @@ Result<void> TurnRunner::load_environment() {
   // Every runner verifies, not only a recovered one: a resumed run (run.resume) continues a run that
   // started under an earlier configuration just as a recovered one does, and for a run admitted a moment
   // ago the check costs one digest of a small body.
-  KEEL_TRY(verify_environment(snapshot, engine.options().transport, *turn_.generation));
+  const CatalogModel* model = KEEL_TRY(model_of_run(snapshot, engine.models()));
+  KEEL_TRY(verify_environment(snapshot, model->transport, *turn_.generation));
   RunEnvironment env = KEEL_TRY(environment_of(snapshot));
   turn_.model = std::move(env.model);
+  turn_.provider = model->provider;
   turn_.snapshot_tools = std::move(env.tool_names);
   return {};
 }

@@ -62,6 +62,11 @@ Result<ThreadListParams> ThreadListParams::decode(const json& params) {
   return ThreadListParams{};
 }
 
+Result<ModelListParams> ModelListParams::decode(const json& params) {
+  KEEL_TRY(require_object(params));
+  return ModelListParams{};
+}
+
 Result<ThreadReadParams> ThreadReadParams::decode(const json& params) {
   KEEL_TRY(require_object(params));
   return ThreadReadParams{KEEL_TRY(required_string(params, "threadId"))};

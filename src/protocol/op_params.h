@@ -45,6 +45,9 @@ struct ThreadBranchesParams {
   std::string thread_id;
   static Result<ThreadBranchesParams> decode(const nlohmann::json& params);
 };
+struct ModelListParams {
+  static Result<ModelListParams> decode(const nlohmann::json& params);
+};
 struct QueueListParams {
   std::string thread_id;
   static Result<QueueListParams> decode(const nlohmann::json& params);
@@ -132,6 +135,7 @@ KEEL_OP_PARAMS_(kInitialize, InitializeParams)
 KEEL_OP_PARAMS_(kThreadList, ThreadListParams)
 KEEL_OP_PARAMS_(kThreadRead, ThreadReadParams)
 KEEL_OP_PARAMS_(kThreadBranches, ThreadBranchesParams)
+KEEL_OP_PARAMS_(kModelList, ModelListParams)
 KEEL_OP_PARAMS_(kQueueList, QueueListParams)
 KEEL_OP_PARAMS_(kTurnSubmit, TurnSubmitParams)
 KEEL_OP_PARAMS_(kTurnInterrupt, TurnInterruptParams)

@@ -23,6 +23,7 @@ OpKind kind_of(const StoreCommand& command) {
                         [](const ThreadDeleteParams&) { return OpKind::kThreadDelete; },
                         [](const ThreadForkParams&) { return OpKind::kThreadFork; },
                         [](const ThreadSelectBranchParams&) { return OpKind::kThreadSelectBranch; },
+                        [](const ThreadSetModelParams&) { return OpKind::kThreadSetModel; },
                         [](const TurnEnqueueParams&) { return OpKind::kTurnEnqueue; },
                         [](const QueueUpdateParams&) { return OpKind::kQueueUpdate; },
                         [](const QueueRemoveParams&) { return OpKind::kQueueRemove; },
@@ -37,7 +38,8 @@ Result<StoreCommand> decode_store_command(OpKind kind, const json& params) {
   if (!params.is_object()) return fail(codes::kInvalidArgument, "the payload must be a JSON object");
   switch (kind) {
     case OpKind::kThreadCreate:
-      return ThreadCreateParams{KEEL_TRY(optional_string(params, "title"))};
+      return ThreadCreateParams{KEEL_TRY(optional_string(params, "title")),
+                                KEEL_TRY(optional_string(params, "model"))};
     case OpKind::kThreadDelete:
       return ThreadDeleteParams{KEEL_TRY(required_string(params, "threadId"))};
     case OpKind::kThreadFork: {
@@ -51,6 +53,12 @@ Result<StoreCommand> decode_store_command(OpKind kind, const json& params) {
       select.leaf_node_id = KEEL_TRY(required_string(params, "leafNodeId"));
       select.expected_revision = KEEL_TRY(optional_integer(params, "expectedRevision"));
       return select;
+    }
+    case OpKind::kThreadSetModel: {
+      ThreadSetModelParams set{KEEL_TRY(required_string(params, "threadId")), {}, {}};
+      set.model = KEEL_TRY(required_string(params, "model"));
+      set.expected_revision = KEEL_TRY(optional_integer(params, "expectedRevision"));
+      return set;
     }
     case OpKind::kTurnEnqueue: {
       TurnEnqueueParams enqueue{KEEL_TRY(required_string(params, "threadId")), {}};

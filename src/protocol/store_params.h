@@ -21,6 +21,7 @@ namespace keel::protocol {
 
 struct ThreadCreateParams {
   std::optional<std::string> title;
+  std::optional<std::string> model;  // a name of the engine's model catalogue (the engine checks it)
 };
 struct ThreadDeleteParams {
   std::string thread_id;
@@ -33,6 +34,12 @@ struct ThreadForkParams {
 struct ThreadSelectBranchParams {
   std::string thread_id;
   std::string leaf_node_id;
+  std::optional<int64_t> expected_revision;  // the thread's
+};
+// The model the thread's next turns use; a running or waiting run keeps its own.
+struct ThreadSetModelParams {
+  std::string thread_id;
+  std::string model;                         // a name of the engine's model catalogue (the engine checks it)
   std::optional<int64_t> expected_revision;  // the thread's
 };
 struct TurnEnqueueParams {
@@ -52,7 +59,7 @@ struct QueueRemoveParams {
 
 using StoreCommand =
     std::variant<ThreadCreateParams, ThreadDeleteParams, ThreadForkParams, ThreadSelectBranchParams,
-                 TurnEnqueueParams, QueueUpdateParams, QueueRemoveParams>;
+                 ThreadSetModelParams, TurnEnqueueParams, QueueUpdateParams, QueueRemoveParams>;
 
 // The op a decoded command answers as (its receipt's command type).
 OpKind kind_of(const StoreCommand& command);

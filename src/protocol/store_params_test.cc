@@ -23,9 +23,15 @@ TEST(StoreParamsTest, DecodesEachStoreCommandIntoItsStruct) {
   ASSERT_TRUE(update) << update.error().to_string();
   EXPECT_EQ(std::get<QueueUpdateParams>(*update).expected_revision, 3);
   EXPECT_EQ(std::get<QueueUpdateParams>(*update).input, "x");
+  auto set_model = decode_store_command(OpKind::kThreadSetModel,
+                                        {{"threadId", "t"}, {"model", "m"}, {"expectedRevision", 2}});
+  ASSERT_TRUE(set_model) << set_model.error().to_string();
+  EXPECT_EQ(std::get<ThreadSetModelParams>(*set_model).model, "m");
+  EXPECT_EQ(std::get<ThreadSetModelParams>(*set_model).expected_revision, 2);
   for (const OpSpec& spec : all_ops()) {
     if (!spec.store_command) continue;
-    const json full = {{"threadId", "t"}, {"itemId", "i"}, {"leafNodeId", "n"}, {"input", "x"}};
+    const json full = {
+        {"threadId", "t"}, {"itemId", "i"}, {"leafNodeId", "n"}, {"input", "x"}, {"model", "m"}};
     auto decoded = decode_store_command(spec.kind, full);
     ASSERT_TRUE(decoded) << spec.name << ": " << decoded.error().to_string();
     EXPECT_EQ(kind_of(*decoded), spec.kind) << spec.name;

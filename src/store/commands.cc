@@ -46,8 +46,9 @@ Result<json> StoreCommands::apply(Transaction& tx, const protocol::StoreCommand&
               return fail(codes::kInvalidArgument,
                           "the title is longer than " + std::to_string(kMaxTitleBytes) + " bytes");
             }
-            ThreadRecord thread = KEEL_TRY(threads.create(
-                tx, ids_.next_id(), create.title.value_or("New thread"), create.title.has_value()));
+            ThreadRecord thread =
+                KEEL_TRY(threads.create(tx, ids_.next_id(), create.title.value_or("New thread"),
+                                        create.title.has_value(), create.model));
             return json{{"threadId", thread.id}, {"revision", thread.revision}};
           },
           [&](const protocol::ThreadDeleteParams& remove) -> Result<json> {
@@ -68,6 +69,11 @@ Result<json> StoreCommands::apply(Transaction& tx, const protocol::StoreCommand&
             ThreadRecord thread = KEEL_TRY(threads.select_branch(tx, select.thread_id, select.leaf_node_id));
             return json{
                 {"threadId", thread.id}, {"leafNodeId", select.leaf_node_id}, {"revision", thread.revision}};
+          },
+          [&](const protocol::ThreadSetModelParams& set) -> Result<json> {
+            KEEL_TRY(check_revision(KEEL_TRY(threads.get_live(tx, set.thread_id)), set.expected_revision));
+            ThreadRecord thread = KEEL_TRY(threads.set_model(tx, set.thread_id, set.model));
+            return json{{"threadId", thread.id}, {"model", set.model}, {"revision", thread.revision}};
           },
           // The queue commands. Each bumps the thread's revision so clients can order queue.updated events.
           [&](const protocol::TurnEnqueueParams& enqueue) -> Result<json> {

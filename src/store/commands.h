@@ -8,6 +8,7 @@
 //   thread.delete        -> {threadId, revision}
 //   thread.fork          -> {threadId, parentThreadId, forkNodeId, revision}
 //   thread.selectBranch  -> {threadId, leafNodeId, revision}
+//   thread.setModel      -> {threadId, model, revision}
 //   turn.enqueue         -> {threadId, itemId, position, queueLength, revision}
 //   queue.update         -> {threadId, itemId, itemRevision, revision} (expectedRevision is the item's)
 //   queue.remove         -> {threadId, itemId, queueLength, revision}

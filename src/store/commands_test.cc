@@ -206,6 +206,27 @@ TEST_F(CommandsTest, DeleteMarksTheThreadDeleted) {
   EXPECT_EQ(enqueue.outcome.rejection->code(), codes::kThreadDeleted);
 }
 
+TEST_F(CommandsTest, SetModelPersistsTheChoiceChecksTheRevisionAndAForkKeepsIt) {
+  std::string thread_id = create_thread();
+  CommandResult stale = run("s-stale", "thread.setModel",
+                            {{"threadId", thread_id}, {"model", "fast"}, {"expectedRevision", 99}});
+  ASSERT_FALSE(stale.outcome.accepted);
+  EXPECT_EQ(stale.outcome.rejection->code(), codes::kRevisionConflict);
+  CommandResult set = run("s-set", "thread.setModel", {{"threadId", thread_id}, {"model", "fast"}});
+  ASSERT_TRUE(set.outcome.accepted);
+  EXPECT_EQ(set.outcome.result["model"], "fast");
+  EXPECT_EQ(count("SELECT count(*) FROM threads WHERE model = 'fast'"), 1);
+  CommandResult forked = run("s-fork", "thread.fork", {{"threadId", thread_id}});
+  ASSERT_TRUE(forked.outcome.accepted);
+  EXPECT_EQ(count("SELECT count(*) FROM threads WHERE model = 'fast'"), 2);
+  CommandResult created = run("s-create-slow", "thread.create", {{"model", "slow"}});
+  ASSERT_TRUE(created.outcome.accepted);
+  EXPECT_EQ(count("SELECT count(*) FROM threads WHERE model = 'slow'"), 1);
+  CommandResult missing = run("s-missing", "thread.setModel", {{"threadId", thread_id}});
+  ASSERT_FALSE(missing.outcome.accepted);
+  EXPECT_EQ(missing.outcome.rejection->code(), codes::kInvalidArgument);
+}
+
 TEST_F(CommandsTest, EmptyForkAtAChosenNodeWritesNoNodes) {
   std::string thread_id = create_thread();
   NodeRecord first = append(thread_id, NodeKind::kUserMessage);

@@ -38,6 +38,9 @@ struct ThreadRecord {
   // The title was given by a person (thread.create / thread.fork with a title): automatic titles (the first
   // turn's fallback and the task model's) never replace it.
   bool title_given = false;
+  // The model a person chose for the thread's turns (a name of the engine's model catalogue; nullopt: the
+  // engine's default).
+  std::optional<std::string> model;
   std::optional<std::string> leaf_node_id;      // nullopt: no node yet
   std::optional<std::string> parent_thread_id;  // set on forks
   std::optional<std::string> fork_node_id;      // the node of the parent thread the fork starts from

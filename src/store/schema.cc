@@ -181,7 +181,13 @@ constexpr std::array<std::string_view, 1> kVersion5 = {
     "ALTER TABLE nodes ADD COLUMN digest TEXT",
 };
 
-constexpr std::array<Migration, 5> kMigrations = {
+// Version 6: the model a person chose for a thread (thread.setModel; a name of the engine's model catalogue).
+// NULL, as every thread of version 5 has it, means the engine's default model.
+constexpr std::array<std::string_view, 1> kVersion6 = {
+    "ALTER TABLE threads ADD COLUMN model TEXT",
+};
+
+constexpr std::array<Migration, 6> kMigrations = {
     Migration{1,
               "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
               "snapshots, site rules, credentials, settings",
@@ -190,6 +196,7 @@ constexpr std::array<Migration, 5> kMigrations = {
     Migration{3, "threads: title_given", kVersion3, nullptr},
     Migration{4, "site_rules: thread, workspace, lifetime (session, turn)", kVersion4, nullptr},
     Migration{5, "nodes: digest", kVersion5, &backfill_node_digests},
+    Migration{6, "threads: model", kVersion6, nullptr},
 };
 
 }  // namespace

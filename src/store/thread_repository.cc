@@ -14,7 +14,7 @@ namespace {
 constexpr char kThreadColumns[] =
     "id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, created_at, "
     "updated_at, "
-    "deleted, title_given";
+    "deleted, title_given, model";
 constexpr char kNodeColumns[] = "id, thread_id, parent_id, kind, run_id, seq, body, created_at, digest";
 
 ThreadRecord thread_from_row(const SqlRow& row) {
@@ -30,6 +30,7 @@ ThreadRecord thread_from_row(const SqlRow& row) {
   t.updated_at = row.integer(8);
   t.deleted = row.integer(9) != 0;
   t.title_given = row.integer(10) != 0;
+  t.model = row.optional_text(11);
   return t;
 }
 
@@ -59,13 +60,13 @@ Result<std::vector<NodeRecord>> nodes_from_rows(const std::vector<SqlRow>& rows,
 }  // namespace
 
 Result<ThreadRecord> ThreadRepository::create(Transaction& tx, std::string id, std::string title,
-                                              bool title_given) {
+                                              bool title_given, std::optional<std::string> model) {
   const int64_t now = clock_.now_unix_ms();
-  KEEL_TRY(tx.execute(
-      "INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, "
-      "next_node_seq, "
-      "created_at, updated_at, deleted, title_given) VALUES (?, ?, NULL, NULL, NULL, 1, 1, ?, ?, 0, ?)",
-      {id, title, now, now, int64_t{title_given ? 1 : 0}}));
+  KEEL_TRY(
+      tx.execute("INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, "
+                 "next_node_seq, created_at, updated_at, deleted, title_given, model) "
+                 "VALUES (?, ?, NULL, NULL, NULL, 1, 1, ?, ?, 0, ?, ?)",
+                 {id, title, now, now, int64_t{title_given ? 1 : 0}, model}));
   return get(tx, id);
 }
 
@@ -123,6 +124,15 @@ Result<ThreadRecord> ThreadRepository::set_title(Transaction& tx, const std::str
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(tx.execute("UPDATE threads SET title = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
                       {title, now, id}));
+  return get(tx, id);
+}
+
+Result<ThreadRecord> ThreadRepository::set_model(Transaction& tx, const std::string& id,
+                                                 std::optional<std::string> model) {
+  KEEL_TRY(get_live(tx, id));
+  const int64_t now = clock_.now_unix_ms();
+  KEEL_TRY(tx.execute("UPDATE threads SET model = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
+                      {model, now, id}));
   return get(tx, id);
 }
 
@@ -230,10 +240,10 @@ Result<ThreadRecord> ThreadRepository::fork(Transaction& tx, const std::string& 
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(
       tx.execute("INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, "
-                 "next_node_seq, "
-                 "created_at, updated_at, deleted, title_given) VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0, ?)",
+                 "next_node_seq, created_at, updated_at, deleted, title_given, model) "
+                 "VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0, ?, ?)",
                  {new_id, title.value_or(source.title), at, source.id, at, now, now,
-                  int64_t{title.has_value() || source.title_given ? 1 : 0}}));
+                  int64_t{title.has_value() || source.title_given ? 1 : 0}, source.model}));
   return get(tx, new_id);
 }
 

@@ -52,8 +52,10 @@ class ThreadRepository {
   // `clock` must outlive the repository.
   explicit ThreadRepository(const Clock& clock) : clock_(clock) {}
 
-  // `title_given`: a person chose the title (set_title() will not replace it).
-  Result<ThreadRecord> create(Transaction& tx, std::string id, std::string title, bool title_given = false);
+  // `title_given`: a person chose the title (set_title() will not replace it). `model`: the thread's chosen
+  // model (nullopt: the engine's default).
+  Result<ThreadRecord> create(Transaction& tx, std::string id, std::string title, bool title_given = false,
+                              std::optional<std::string> model = std::nullopt);
   // The thread, deleted or not. thread.not_found when there is none.
   Result<ThreadRecord> get(Transaction& tx, const std::string& id);
   // Like get(), but thread.deleted for a deleted thread.
@@ -65,6 +67,9 @@ class ThreadRepository {
   // Sets an automatic title (the first turn's fallback, the task model's). A title a person gave is kept:
   // the thread is returned unchanged, revision included.
   Result<ThreadRecord> set_title(Transaction& tx, const std::string& id, std::string title);
+  // Chooses the model the thread's next turns use (nullopt: the engine's default). The store does not know
+  // which models exist; the engine checks the name first.
+  Result<ThreadRecord> set_model(Transaction& tx, const std::string& id, std::optional<std::string> model);
   // Bumps the revision (for changes to records that belong to the thread, like its queue).
   Result<ThreadRecord> touch(Transaction& tx, const std::string& id);
 
@@ -78,7 +83,8 @@ class ThreadRepository {
   Result<std::vector<NodeRecord>> path_to(Transaction& tx, const std::string& leaf_id);
 
   // Creates thread `new_id` whose history is the path to `at_node_id` of `source_id` (default: the
-  // source's leaf). No node is written: the fork is empty until something is appended.
+  // source's leaf), with the source's model. No node is written: the fork is empty until something is
+  // appended.
   Result<ThreadRecord> fork(Transaction& tx, const std::string& source_id, std::string new_id,
                             std::optional<std::string> at_node_id, std::optional<std::string> title);
   // Moves the leaf to another leaf of the thread's tree.

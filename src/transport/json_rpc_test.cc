@@ -174,7 +174,9 @@ TEST(JsonRpcTest, EnumValuesBoundsAndShapesAreCheckedAgainstTheSchema) {
 
 TEST(JsonRpcTest, MethodsAndReceiptsAreTheSchemasParamsDefinitions) {
   const std::vector<std::string> names = method_names();
-  EXPECT_EQ(names.size(), 30u);  // thread.branches is the 30th
+  EXPECT_EQ(names.size(), 32u);  // thread.setModel and model.list are the 31st and 32nd
+  EXPECT_TRUE(is_receipted("thread.setModel"));
+  EXPECT_FALSE(is_receipted("model.list"));
   for (const std::string& name : names) {
     EXPECT_TRUE(is_op_method(name) != is_session_method(name)) << name;
   }

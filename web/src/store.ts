@@ -19,6 +19,7 @@ import type {
   EventTurnComplete,
   EventTurnStart,
   ResultInitialize,
+  ResultModelList,
   ResultPolicyRead,
   ResultQueueList,
   ResultThreadBranches,
@@ -45,8 +46,13 @@ export interface ThreadEntry {
   threadId: string;
   title: string;
   parentThreadId: string | null;
+  /** the model the thread chose (thread.setModel); null: keel's default model */
+  model: string | null;
   updatedAt: number;
 }
+
+/** A model keel is configured with (model.list). */
+export type ModelInfo = ResultModelList["models"][number];
 
 export interface ToolProgress {
   text?: string;
@@ -179,6 +185,11 @@ export class AppStore {
     defaultMode: "ask_writes",
     threadModes: {},
   });
+  /** the configured models a thread may choose, and the one threads without a choice use */
+  readonly models = signal<ModelInfo[]>([]);
+  readonly defaultModel = signal<string | null>(null);
+  /** the model picked while no thread is open: the thread the next message creates gets it */
+  readonly newThreadModel = signal<string | null>(null);
   /** the last thing the app has to tell the person (a queued steer's reason, a refusal) */
   readonly status = signal<{ text: string; kind: "info" | "error" } | null>(null);
   readonly search = signal("");
@@ -257,7 +268,7 @@ export class AppStore {
             threadId: u.threadId,
           },
       );
-      await Promise.all([this.loadThreads(), this.loadPolicy()]);
+      await Promise.all([this.loadThreads(), this.loadPolicy(), this.loadModels()]);
       const open = this.current.value;
       if (open !== null) await this.readThread(open);
     } catch (error) {
@@ -275,10 +286,20 @@ export class AppStore {
       threadId: t.threadId,
       title: t.title ?? "",
       parentThreadId: t.parentThreadId ?? null,
+      model: t.model ?? null,
       updatedAt: t.updatedAt ?? 0,
     }));
     const open = this.current.value;
     if (open !== null && !this.threads.value.some((t) => t.threadId === open.threadId)) await this.openThread(null);
+  }
+
+  private async loadModels(): Promise<void> {
+    const list = await this.transport.request<Partial<ResultModelList>>("model.list", {});
+    batch(() => {
+      // Without models (a stand-in for keel that does not answer model.list) the picker is not shown.
+      this.models.value = list.models ?? [];
+      this.defaultModel.value = list.defaultModel ?? null;
+    });
   }
 
   private async loadPolicy(): Promise<void> {
@@ -631,7 +652,9 @@ export class AppStore {
     try {
       let view = this.current.value;
       if (view === null) {
-        const created = await this.command<{ threadId: string }>("thread.create", {});
+        const model = this.newThreadModel.value;
+        const created = await this.command<{ threadId: string }>("thread.create", model === null ? {} : { model });
+        this.newThreadModel.value = null;
         await this.loadThreads();
         await this.openThread(created.threadId);
         view = this.current.value;
@@ -733,6 +756,22 @@ export class AppStore {
     try {
       await this.command("run.resolveUncertain", { threadId, runId, resolution });
       this.uncertain.value = this.uncertain.value.filter((u) => u.runId !== runId);
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  /** The model of the open thread's next turns (a running turn keeps its own), or of the thread the next
+   * message creates when none is open. */
+  async setModel(model: string): Promise<void> {
+    const view = this.current.value;
+    if (view === null) {
+      this.newThreadModel.value = model;
+      return;
+    }
+    try {
+      await this.command("thread.setModel", { threadId: view.threadId, model });
+      await this.loadThreads();
     } catch (error) {
       this.report(error);
     }

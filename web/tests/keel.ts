@@ -40,6 +40,8 @@ export type Script = { responses: unknown[] };
 export class KeelHarness {
   readonly dir = mkdtempSync(join(tmpdir(), "keel-web-"));
   private model: ChildProcess | null = null;
+  /** more scripted model servers, each configured as its own provider and model (addModel) */
+  private extraModels: { name: string; child: ChildProcess; url: string }[] = [];
   private keel: ChildProcess | null = null;
   private modelUrl = "";
   port = 0;
@@ -67,6 +69,16 @@ export class KeelHarness {
     this.modelUrl = `http://127.0.0.1:${found[1]}`;
   }
 
+  /** Starts one more scripted model server, configured at keel's next start as provider and model `name`
+   * (the first one, startModel's, stays the default model "scripted"). */
+  async addModel(name: string, script: Script): Promise<void> {
+    const file = join(this.dir, `script-${name}.json`);
+    writeFileSync(file, JSON.stringify(script));
+    const child = spawn(modelServerBin, ["--script", file, "--port", "0", "--max-seconds", "600"], { stdio: ["ignore", "pipe", "pipe"] });
+    const found = await waitForOutput(child, "stdout", /listening on 127\.0\.0\.1:(\d+)/, `keel-model-server ${name}`);
+    this.extraModels.push({ name, child, url: `http://127.0.0.1:${found[1]}` });
+  }
+
   /** Starts keel serve on this test's store (again after kill(): same store, same port, same token file).
    * Without startModel() first, the provider points at a closed port (tests whose page talks to a stand-in).
    * `more.config`: TOML lines appended to keel.toml (tables of their own); `more.args`: more `serve` arguments. */
@@ -85,6 +97,13 @@ export class KeelHarness {
         `[models.scripted]`,
         `provider = "local"`,
         `price = { input = 3.0, output = 15.0 }`,
+        ...this.extraModels.flatMap((m) => [
+          `[providers.${m.name}]`,
+          `kind = "openai-chat"`,
+          `base_url = "${m.url}/v1"`,
+          `[models.${m.name}]`,
+          `provider = "${m.name}"`,
+        ]),
         ...(more.config ?? []),
         ``,
       ].join("\n"),
@@ -168,6 +187,12 @@ export class KeelHarness {
       clearTimeout(grace);
     }
     await this.stopModel();
+    for (const { child } of this.extraModels.splice(0)) {
+      if (child.exitCode !== null) continue;
+      const exited = new Promise((done) => child.once("exit", done));
+      child.kill("SIGTERM");
+      await exited;
+    }
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

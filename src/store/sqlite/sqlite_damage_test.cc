@@ -17,6 +17,7 @@
 
 #include "keel/sqlite_store.h"
 #include "keel/store.h"
+#include "store/schema.h"
 #include "store/thread_repository.h"
 #include "testing/manual_clock.h"
 #include "testing/temp_dir.h"
@@ -204,11 +205,13 @@ TEST(NodeDigestMigrationTest, NodesOfASchema4StoreGetDigestsThatTheirReadsVerify
   std::mt19937_64 rng(7);
   const auto written = write_store(path, rng);
   ASSERT_EQ(written.size(), 45u);
-  {  // Back to schema 4's layout: nodes without the digest column.
+  {  // Back to schema 4's layout: nodes without the digest column (and threads without schema 6's model).
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE nodes DROP COLUMN digest; PRAGMA user_version = 4", nullptr,
-                           nullptr, nullptr),
+    ASSERT_EQ(sqlite3_exec(db,
+                           "ALTER TABLE nodes DROP COLUMN digest; ALTER TABLE threads DROP COLUMN model; "
+                           "PRAGMA user_version = 4",
+                           nullptr, nullptr, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_close(db);
@@ -216,7 +219,7 @@ TEST(NodeDigestMigrationTest, NodesOfASchema4StoreGetDigestsThatTheirReadsVerify
   std::string detail;
   EXPECT_EQ(read_everything(path, written, detail), Outcome::kServedIntact) << detail;
   auto store = open_sqlite_store(SqliteStoreOptions{.path = path, .synchronous = Synchronous::kOff}).value();
-  EXPECT_EQ(store->schema_version(), 5);
+  EXPECT_EQ(store->schema_version(), current_schema_version());
   auto tx = store->begin(TxMode::kRead).value();
   auto missing = tx->query_one("SELECT count(*) FROM nodes WHERE digest IS NULL OR length(digest) != 64");
   ASSERT_TRUE(missing && *missing);

@@ -5,6 +5,7 @@ import { textOf } from "../content";
 import { isActive, kModes, type AppStore, type Mode, type ThreadEntry, type ThreadView } from "../store";
 import { focusComposer, focusOrComposer, focusThreads, kComposerId } from "./focus";
 import { Icon } from "./icons";
+import { ModelPicker } from "./model_picker";
 import { ApprovalCard, ContinueCard, InteractionCard, UncertainCard } from "./prompts";
 import { Transcript } from "./transcript";
 
@@ -338,6 +339,7 @@ function Main({ store }: { store: AppStore }) {
       <header class="topbar">
         <h1>{view === null ? "New thread" : title || "(untitled)"}</h1>
         {run !== null && <span class={`run-state ${run.state}`} data-run-state={run.state}>{run.state.replace(/_/g, " ")}</span>}
+        <ModelPicker store={store} view={view} />
         <ModeSelect store={store} view={view} />
         <Connection store={store} />
       </header>
