@@ -29,6 +29,10 @@ test("an approval shows its preview and offers; answered in one tab it disappear
   await expect(otherCard).toBeVisible();
   await expect(other.locator(".thread .badge.attention")).toHaveText("waiting");
 
+  // The other tab's person has the focus on its card: answered here, the card goes away there and the
+  // focus goes to that tab's input box, not to <body>.
+  await otherCard.getByRole("button", { name: "Deny" }).focus();
+
   // By keyboard, with a visible focus ring.
   const allow = card.getByRole("button", { name: "Allow once" });
   await allow.focus();
@@ -36,6 +40,7 @@ test("an approval shows its preview and offers; answered in one tab it disappear
   await page.keyboard.press("Enter");
   await expect(otherCard).toHaveCount(0);
   await expect(card).toHaveCount(0);
+  await expect(other.getByRole("textbox", { name: "Message to keel" })).toBeFocused();
   for (const p of [page, other]) {
     await expect(p.locator(".msg.assistant .markdown").last()).toHaveText("Done writing.");
     await expect(p.locator(".tool-card.done .tool-name")).toHaveText("write_file");

@@ -1,10 +1,10 @@
 // What the engine waits for a person to decide: approvals (with the full preview and exactly the decisions
 // offered), ask_user questions and timers, a write whose outcome is unknown, a run to continue. Answered, a
-// card goes away: the focus moves to the input box.
-import { useState } from "preact/hooks";
+// card goes away: the focus moves to the input box, also when it goes away because another tab answered it.
+import { useRef, useState } from "preact/hooks";
 import type { EventApprovalRequest, EventInteractionRequest, EventRunUncertain } from "../../../clients/ts/protocol";
 import type { AppStore, Unfinished } from "../store";
-import { focusComposer } from "./focus";
+import { focusComposer, useFocusHomeOnRemoval } from "./focus";
 import { Icon } from "./icons";
 import { Diff } from "./transcript";
 
@@ -26,8 +26,10 @@ export function ApprovalCard({ store, approval }: { store: AppStore; approval: E
   const preview = approval.preview;
   const tool = approval.tool as { name: string; label?: string };
   const titleId = `approval-${approval.approvalId}`;
+  const root = useRef<HTMLElement>(null);
+  useFocusHomeOnRemoval(root);
   return (
-    <section class="card approval" role="group" aria-labelledby={titleId}>
+    <section class="card approval" role="group" aria-labelledby={titleId} ref={root}>
       <h3 id={titleId}>
         <Icon name="warn" /> Approve {tool.label ?? tool.name}?
       </h3>
@@ -91,10 +93,12 @@ export function ApprovalCard({ store, approval }: { store: AppStore; approval: E
 export function InteractionCard({ store, interaction }: { store: AppStore; interaction: EventInteractionRequest }) {
   const [answer, setAnswer] = useState("");
   const titleId = `interaction-${interaction.interactionId}`;
+  const root = useRef<HTMLElement>(null);
+  useFocusHomeOnRemoval(root);
   if (interaction.kind === "timer") {
     const due = interaction.dueAtMs !== undefined ? new Date(interaction.dueAtMs).toLocaleTimeString() : "soon";
     return (
-      <section class="card interaction" role="group" aria-labelledby={titleId}>
+      <section class="card interaction" role="group" aria-labelledby={titleId} ref={root}>
         <h3 id={titleId}>Timer</h3>
         <p>The agent waits until {due}. Stop the turn to end the wait.</p>
       </section>
@@ -103,7 +107,7 @@ export function InteractionCard({ store, interaction }: { store: AppStore; inter
   const question = String(interaction.request["question"] ?? "");
   const choices = Array.isArray(interaction.request["choices"]) ? (interaction.request["choices"] as unknown[]) : [];
   return (
-    <section class="card interaction" role="group" aria-labelledby={titleId}>
+    <section class="card interaction" role="group" aria-labelledby={titleId} ref={root}>
       <h3 id={titleId}>The agent asks</h3>
       <p class="plain">{question}</p>
       {choices.length > 0 && (
@@ -136,8 +140,10 @@ export function InteractionCard({ store, interaction }: { store: AppStore; inter
 const kResolutionLabels = { retry: "Retry", mark_done: "Mark done", fail: "It failed" } as const;
 
 export function UncertainCard({ store, uncertain }: { store: AppStore; uncertain: EventRunUncertain & { threadId: string } }) {
+  const root = useRef<HTMLElement>(null);
+  useFocusHomeOnRemoval(root);
   return (
-    <section class="card uncertain" role="group" aria-label="Unknown outcome">
+    <section class="card uncertain" role="group" aria-label="Unknown outcome" ref={root}>
       <h3>
         <Icon name="warn" /> Did {uncertain.toolCallId === "" ? uncertain.name : <code>{uncertain.name}</code>} take effect?
       </h3>
@@ -155,8 +161,10 @@ export function UncertainCard({ store, uncertain }: { store: AppStore; uncertain
 
 export function ContinueCard({ store, run }: { store: AppStore; run: Unfinished }) {
   const paused = run.state === "budget_paused";
+  const root = useRef<HTMLElement>(null);
+  useFocusHomeOnRemoval(root);
   return (
-    <section class="card continue" role="group" aria-label="Unfinished task">
+    <section class="card continue" role="group" aria-label="Unfinished task" ref={root}>
       <p>{paused ? "The task paused at its token budget." : "The task was interrupted."}</p>
       <div class="actions">
         <button type="button" class="primary" onClick={() => void store.resume(run.threadId, run.runId).then(focusComposer)}>
