@@ -663,6 +663,15 @@ export interface ResultThreadRead {
    * the model the thread chose (thread.setModel); null: the default model
    */
   model?: string | null;
+  /**
+   * each run the branch's nodes belong to, once, in the order of the nodes: its state, stop reason and usage (with costUsd when its model has a price)
+   */
+  runs?: {
+    runId: string;
+    turnId: string;
+    state: string;
+    usage: {};
+  }[];
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema

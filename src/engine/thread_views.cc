@@ -75,12 +75,19 @@ Result<json> read_thread_view(Transaction& tx, ThreadRepository& threads, RunRep
                               const std::string& thread_id) {
   ThreadRecord thread = KEEL_TRY(threads.get_live(tx, thread_id));
   json nodes = json::array();
+  // Each run the branch shows, once, in the order its nodes come: a client shows every turn's usage and
+  // cost, not only the latest's.
+  json branch_runs = json::array();
+  std::unordered_set<std::string> runs_seen;
   if (thread.leaf_node_id) {
     for (const NodeRecord& node : KEEL_TRY(threads.path_to(tx, *thread.leaf_node_id))) {
       nodes.push_back(node_json(node));
+      if (!node.run_id || !runs_seen.insert(*node.run_id).second) continue;
+      // A run that cannot be read is left out: the thread's history is still worth reading.
+      if (auto run = runs.get(tx, *node.run_id)) branch_runs.push_back(run_summary_json(*run));
     }
   }
-  // A latest run that cannot be read is shown as none: the thread's history is still worth reading.
+  // A latest run that cannot be read is shown as none, for the same reason.
   auto latest = runs.latest_for_thread(tx, thread_id);
   return json{{"threadId", thread.id},
               {"title", thread.title},
@@ -88,6 +95,7 @@ Result<json> read_thread_view(Transaction& tx, ThreadRepository& threads, RunRep
               {"leafNodeId", optional_json(thread.leaf_node_id)},
               {"model", optional_json(thread.model)},
               {"nodes", std::move(nodes)},
+              {"runs", std::move(branch_runs)},
               {"latestRun", latest && *latest ? run_summary_json(**latest) : json(nullptr)}};
 }
 

@@ -86,6 +86,8 @@ Result<Events> TurnJournal::commit_reply(const Reply& reply) {
     }
     RunUpdate update;
     update.usage = usage_json(reply.total);
+    // The run's cost so far is kept with its usage, so a client that reads the thread later shows it.
+    if (turn_.model.price) (*update.usage)["costUsd"] = providers::cost_of(reply.total, *turn_.model.price);
     update.step_cursor = turn_.run.step_cursor + 1;
     update.provider_stop_reason = reply.provider_stop_reason;
     if (reply.dispatch) update.pending_tool = *reply.dispatch;

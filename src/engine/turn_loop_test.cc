@@ -94,6 +94,46 @@ TEST(TurnLoopTest, TokenUsageReportsTheCostFromThePriceTable) {
   EXPECT_NEAR(usage[0].payload["total"]["costUsd"].get<double>(), 3.15, 1e-9);
 }
 
+// A page that opens the thread later shows every turn's usage and cost: thread.read lists each run of the
+// branch once, in order, with its usage and the cost its token.usage reported.
+TEST(TurnLoopTest, ThreadReadListsEachRunOfTheBranchWithItsUsageAndCost) {
+  testing::HarnessOptions options;
+  options.engine.model.price = providers::ModelPrice{.input_per_million = 3,
+                                                     .output_per_million = 15,
+                                                     .cached_input_per_million = std::nullopt,
+                                                     .reasoning_output_per_million = std::nullopt};
+  EngineHarness h(std::move(options));
+  for (const int64_t output : {100'000, 200'000}) {
+    ScriptedResponse response;
+    response.add(provider_event::TextDelta{"answer"});
+    response.add(provider_event::Usage{
+        TokenUsage{.input_tokens = 1'000'000, .output_tokens = output, .cached_input_tokens = 0, .reasoning_tokens = 0}});
+    response.add(provider_event::Finish{StopReason::kEnd, "stop"});
+    h.provider.push(std::move(response));
+  }
+  h.start();
+  const std::string thread = h.create_thread();
+  h.run_turn(thread, "first");
+  h.run_turn(thread, "second");
+  const auto usage = h.log.of_type("token.usage");
+  ASSERT_EQ(usage.size(), 2u);
+
+  AgentEvent read = h.request("thread.read", {{"threadId", thread}});
+  ASSERT_EQ(read.type, "command.ack") << read.payload.dump();
+  const nlohmann::json& runs = read.payload["result"]["runs"];
+  ASSERT_EQ(runs.size(), 2u) << runs.dump();
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(runs[i]["runId"], usage[i].payload["runId"]);
+    EXPECT_EQ(runs[i]["state"], "completed");
+    EXPECT_EQ(runs[i]["usage"]["outputTokens"], usage[i].payload["total"]["outputTokens"]);
+    EXPECT_NEAR(runs[i]["usage"]["costUsd"].get<double>(), usage[i].payload["total"]["costUsd"].get<double>(), 1e-9);
+  }
+  // 1M input * 3 + 100k output * 15, per million; the second turn: 3 + 3.
+  EXPECT_NEAR(runs[0]["usage"]["costUsd"].get<double>(), 4.5, 1e-9);
+  EXPECT_NEAR(runs[1]["usage"]["costUsd"].get<double>(), 6.0, 1e-9);
+  EXPECT_EQ(read.payload["result"]["latestRun"]["usage"], runs[1]["usage"]);
+}
+
 TEST(TurnLoopTest, EventsOfAThreadCarryStrictlyIncreasingSeq) {
   EngineHarness h;
   h.provider.push(ScriptedResponse::text("one"));

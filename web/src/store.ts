@@ -356,6 +356,10 @@ export class AppStore {
           ...(typeof n.createdAt === "number" ? { createdAt: n.createdAt } : {}),
         }));
         view.branches.value = branchEntries(branches);
+        // Every turn's usage and cost on this branch, as keel kept them (token.usage events update them live).
+        const kept: Record<string, Usage> = {};
+        for (const run of read.runs ?? []) kept[run.runId] = run.usage as Usage;
+        view.usage.value = { ...view.usage.value, ...kept };
         if (view.editing.value !== null && !view.nodes.value.some((n) => n.id === view.editing.value)) view.editing.value = null;
         view.streaming.value = [];
         view.lastSeq = read.lastSeq;

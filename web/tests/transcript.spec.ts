@@ -12,6 +12,7 @@ test("a turn streams its reply, then shows it as Markdown with its token usage a
         ],
         { chunk_delay_ms: 15, usage: { input_tokens: 1000, output_tokens: 200 } },
       ),
+      respond("again", [text("Again.")], { usage: { input_tokens: 2000, output_tokens: 100 } }),
     ],
   });
   await keel.startKeel();
@@ -30,6 +31,18 @@ test("a turn streams its reply, then shows it as Markdown with its token usage a
   await expect(page.locator("[data-run-state]")).toHaveAttribute("data-run-state", "completed");
   await expect(page.locator(".thread-open")).toHaveCount(1);
   await page.screenshot({ path: test.info().outputPath("reply.png") });
+
+  // A second turn, then a reload: every turn's usage and cost come back from keel, not only the last's.
+  await page.getByLabel("Message to keel").fill("again");
+  await page.keyboard.press("Enter");
+  const usageLines = page.locator(".usage");
+  await expect(usageLines).toHaveCount(2);
+  await expect(usageLines.nth(1)).toContainText("2000 in · 100 out · $0.0075");
+  await page.reload();
+  await page.locator(".thread-open").first().click();
+  await expect(usageLines).toHaveCount(2);
+  await expect(usageLines.nth(0)).toContainText("1000 in · 200 out · $0.0060");
+  await expect(usageLines.nth(1)).toContainText("2000 in · 100 out · $0.0075");
 });
 
 test("a reply holding <script> and <img onerror> renders as inert text", async ({ page, keel }) => {

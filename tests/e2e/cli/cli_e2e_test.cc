@@ -461,7 +461,7 @@ TEST_F(CliEndToEnd, ThreadsJsonHasTheProtocolsShapes) {
   keys.clear();
   for (const auto& [key, value] : shown.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"branches", "latestRun", "leafNodeId", "model", "nodes",
-                                            "parentThreadId", "revision", "threadId", "title"}));
+                                            "parentThreadId", "revision", "runs", "threadId", "title"}));
   keys.clear();
   for (const auto& [key, value] : shown["latestRun"].items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"runId", "state", "stopReason", "turnId", "usage"}));
