@@ -106,8 +106,10 @@ TEST(TurnLoopTest, ThreadReadListsEachRunOfTheBranchWithItsUsageAndCost) {
   for (const int64_t output : {100'000, 200'000}) {
     ScriptedResponse response;
     response.add(provider_event::TextDelta{"answer"});
-    response.add(provider_event::Usage{
-        TokenUsage{.input_tokens = 1'000'000, .output_tokens = output, .cached_input_tokens = 0, .reasoning_tokens = 0}});
+    response.add(provider_event::Usage{TokenUsage{.input_tokens = 1'000'000,
+                                                  .output_tokens = output,
+                                                  .cached_input_tokens = 0,
+                                                  .reasoning_tokens = 0}});
     response.add(provider_event::Finish{StopReason::kEnd, "stop"});
     h.provider.push(std::move(response));
   }
@@ -126,7 +128,8 @@ TEST(TurnLoopTest, ThreadReadListsEachRunOfTheBranchWithItsUsageAndCost) {
     EXPECT_EQ(runs[i]["runId"], usage[i].payload["runId"]);
     EXPECT_EQ(runs[i]["state"], "completed");
     EXPECT_EQ(runs[i]["usage"]["outputTokens"], usage[i].payload["total"]["outputTokens"]);
-    EXPECT_NEAR(runs[i]["usage"]["costUsd"].get<double>(), usage[i].payload["total"]["costUsd"].get<double>(), 1e-9);
+    EXPECT_NEAR(runs[i]["usage"]["costUsd"].get<double>(), usage[i].payload["total"]["costUsd"].get<double>(),
+                1e-9);
   }
   // 1M input * 3 + 100k output * 15, per million; the second turn: 3 + 3.
   EXPECT_NEAR(runs[0]["usage"]["costUsd"].get<double>(), 4.5, 1e-9);
