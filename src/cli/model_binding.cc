@@ -1,6 +1,7 @@
 // cli/model_binding.cc — see model_binding.h.
 #include "cli/model_binding.h"
 
+#include <optional>
 #include <random>
 
 #include "config/config_errors.h"
@@ -74,14 +75,16 @@ Result<BoundModels> bind_models(const config::Config& config, const std::string&
                                 ModelBindingDeps deps) {
   BoundModels bound;
   // The default first: its failure is the caller's (no engine without it).
-  ModelBinding first = KEEL_TRY(bind_model(config, default_name, deps));
+  // Optional so that it is visibly moved from once (the configuration names each model once).
+  std::optional<ModelBinding> first = KEEL_TRY(bind_model(config, default_name, deps));
   for (const auto& [name, model] : config.models) {
     NamedBinding named{.name = name,
                        .provider_name = model.provider,
                        .reasoning = model.capabilities.reasoning,
                        .binding = {}};
-    if (name == default_name) {
-      named.binding = std::move(first);
+    if (name == default_name && first) {
+      named.binding = std::move(*first);
+      first.reset();
     } else if (auto binding = bind_model(config, name, deps)) {
       named.binding = std::move(*binding);
     } else {

@@ -284,7 +284,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
       }
       return;
     case kThreadCreate:
-      if (auto error = check_chosen_model(spec->kind, op.params)) return reject(op, "", std::move(*error));
+      if (auto error = check_chosen_model(spec->kind, op.params)) return reject(op, "", *error);
       return run_store_command(nullptr, op);
     case kThreadList:
       if (params_or_reject<kThreadList>(op, "")) list_threads(op);
@@ -431,7 +431,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
     }
     case kThreadSetModel:
       if (auto error = check_chosen_model(spec->kind, op.params))
-        return reject(op, thread_id, std::move(*error));
+        return reject(op, thread_id, *error);
       return run_store_command(actor, op);
     case kThreadDelete:  // thread_accepts refused them under a running turn
     case kThreadSelectBranch:
