@@ -430,8 +430,7 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
       return run_store_command(actor, op);
     }
     case kThreadSetModel:
-      if (auto error = check_chosen_model(spec->kind, op.params))
-        return reject(op, thread_id, *error);
+      if (auto error = check_chosen_model(spec->kind, op.params)) return reject(op, thread_id, *error);
       return run_store_command(actor, op);
     case kThreadDelete:  // thread_accepts refused them under a running turn
     case kThreadSelectBranch:
