@@ -5,6 +5,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
+#include "tools/builtin/builtin_tools.h"
 
 namespace keel {
 namespace {
@@ -59,6 +60,7 @@ class ModelChoiceTest : public ::testing::Test {
   ModelChoiceTest() : h(options(&fail_points, &both)) {}
   void SetUp() override {
     ASSERT_TRUE(h.tools.register_tool(std::make_shared<BlocksOnceTool>()));
+    ASSERT_TRUE(builtin::register_builtin_tools(h.tools, {.interactions = true}));
     h.start();
   }
 
@@ -120,6 +122,27 @@ TEST_F(ModelChoiceTest, AQueuedTurnUsesTheModelTheThreadHasWhenItStarts) {
   EXPECT_EQ(h.provider.requests().size(), 1u);
   ASSERT_EQ(second.requests().size(), 1u);
   EXPECT_EQ(second.requests()[0].model, "id-b");
+}
+
+// A wait answered while the engine runs continues the run in this process: the continuation's requests go
+// to the run's own model, not to the default one.
+TEST_F(ModelChoiceTest, ARunThatWaitedForAnAnswerContinuesWithItsOwnModel) {
+  const std::string thread = h.create_thread();
+  set_model(thread, "b", "command.ack");
+  second.push(ScriptedResponse::tool_calls({{"c1", "ask_user", R"({"question": "Which one?"})"}}));
+  second.push(ScriptedResponse::text("thanks, from b"));
+  ASSERT_EQ(h.request("turn.submit", {{"threadId", thread}, {"input", "go"}}).type, "command.ack");
+  const AgentEvent asked = h.wait_event(thread, "interaction.request", 1);
+  const AgentEvent answered =
+      h.request("interaction.response", {{"threadId", thread},
+                                         {"interactionId", asked.payload["interactionId"]},
+                                         {"response", {{"answer", "this one"}}}});
+  ASSERT_EQ(answered.type, "command.ack") << answered.payload.dump();
+  EXPECT_EQ(h.wait_complete(thread, 1).payload["stopReason"], "end");
+  EXPECT_TRUE(h.provider.requests().empty()) << "the default model was asked";
+  ASSERT_EQ(second.requests().size(), 2u);
+  EXPECT_EQ(second.requests()[1].model, "id-b");
+  EXPECT_EQ(h.path(thread).back().body["content"][0]["text"], "thanks, from b");
 }
 
 TEST_F(ModelChoiceTest, AnUnknownModelIsRefusedAndTheChoiceIsReadBack) {

@@ -64,8 +64,15 @@ Result<void> TurnRunner::load_environment() {
   // One generation, taken atomically, for the check and for the binding (spec §4): a tool replaced in
   // between cannot slip into a run that was verified against its predecessor.
   if (!turn_.generation) turn_.generation = engine.deps().tools->snapshot();
-  if (!turn_.run.snapshot_id) return {};
+  if (!turn_.run.snapshot_id && !turn_.continuing) return {};
   auto tx = KEEL_TRY(engine.store().begin(TxMode::kRead));
+  // A live continuation (an approval or an answer given, a timer fired, while the engine ran) starts from
+  // the held wait's ids only: its snapshot is the stored run's, so it goes on with the run's own model and is
+  // verified like any other, not with the default model.
+  if (turn_.continuing && !turn_.run.snapshot_id) {
+    turn_.run.snapshot_id = KEEL_TRY(engine.runs().get(*tx, turn_.run.id)).snapshot_id;
+  }
+  if (!turn_.run.snapshot_id) return tx->commit();
   EnvironmentSnapshotRecord snapshot = KEEL_TRY(engine.snapshots().get(*tx, *turn_.run.snapshot_id));
   KEEL_TRY(tx->commit());
   // Every runner verifies, not only a recovered one: a resumed run (run.resume) continues a run that
