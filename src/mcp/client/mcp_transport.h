@@ -45,6 +45,10 @@ class McpTransport {
   // Ends the channel (stdio: close stdin, then SIGTERM, then SIGKILL to the process group; HTTP: DELETE
   // the session). Idempotent. Blocks until no handler runs any more.
   virtual void close() = 0;
+  // The session tells the transport the revision it negotiated, once the handshake is done, and again
+  // when it changes: Streamable HTTP sends it as the MCP-Protocol-Version header of every later request.
+  // Default: nothing to do (stdio).
+  virtual void set_protocol_version(std::string version) { (void)version; }
   // What identifies the server for people and for the tool binding: the command line, or the URL.
   virtual std::string endpoint() const = 0;
 };
