@@ -327,8 +327,8 @@ Result<void> StdioTransport::start(Handlers handlers) {
 }
 
 Result<void> StdioTransport::send(const json& message) {
-  if (shared_->closing.load() || shared_->closed_reported.load())
-    return fail(codes::kMcpTransportClosed, "the MCP server's channel is closed");
+  if (shared_->closing.load()) return fail(codes::kMcpTransportClosed, "the MCP server's channel is closed");
+  if (shared_->closed_reported.load()) return fail(codes::kMcpServerExited, "the MCP server has exited");
   std::string line = message.dump(-1, ' ', false, json::error_handler_t::replace);
   if (line.size() > spec_.max_line_bytes)
     return fail(codes::kMcpMessageTooLarge, "a message of " + std::to_string(line.size()) +

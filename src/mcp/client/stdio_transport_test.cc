@@ -150,10 +150,9 @@ TEST(StdioTransport, TheServersExitIsReportedOnceWithItsStatus) {
   ASSERT_TRUE(transport->start(inbox.handlers()).has_value());
   ASSERT_TRUE(inbox.wait_for([](const Inbox& in) { return !in.closed_.empty(); }));
   EXPECT_EQ(inbox.closed_[0].code(), codes::kMcpServerExited);
-  // Once closed, sends fail with a code (whether the exit status was seen yet or not).
   Result<void> sent = transport->send(kPing);
   ASSERT_FALSE(sent.has_value());
-  EXPECT_EQ(sent.error().code(), codes::kMcpTransportClosed);
+  EXPECT_EQ(sent.error().code(), codes::kMcpServerExited);
   transport->close();
   EXPECT_EQ(inbox.closed_.size(), 1u);
 }
