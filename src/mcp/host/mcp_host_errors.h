@@ -15,6 +15,8 @@ inline constexpr char kMcpSchemaUnusable[] = "mcp.schema_unusable";
 inline constexpr char kMcpToolNameConflict[] = "mcp.tool_name_conflict";
 // A tool result is larger than keel accepts from a server.
 inline constexpr char kMcpResultTooLarge[] = "mcp.result_too_large";
+// A tool result keel cannot read (its content is not a list).
+inline constexpr char kMcpBadToolResult[] = "mcp.bad_tool_result";
 // A result's structuredContent does not match the tool's outputSchema.
 inline constexpr char kMcpOutputMismatch[] = "mcp.output_schema_mismatch";
 // The server answered the call with isError: the tool failed; its text is in the message.
