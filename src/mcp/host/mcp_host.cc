@@ -15,6 +15,7 @@
 
 #include "keel/error_codes.h"
 #include "mcp/host/mcp_host_errors.h"
+#include "mcp/host/session_factory.h"
 #include "mcp/host/tool_names.h"
 
 namespace keel::mcp {
@@ -413,6 +414,12 @@ void McpHost::shutdown() {
     core_->settled.notify_all();
   }
   for (auto& worker : workers) worker.thread.join();
+}
+
+McpSessionFactory unavailable_session_factory() {
+  return [](const McpServerSettings& server, McpSessionEvents) -> Result<std::shared_ptr<McpSession>> {
+    return fail(codes::kMcpServerUnavailable, "MCP server " + server.name + ": this build has no MCP client");
+  };
 }
 
 }  // namespace keel::mcp
