@@ -117,6 +117,7 @@ export type ErrorCode =
   | "json.parse"
   | "json.too_deep"
   | "log.open_failed"
+  | "mcp.bad_tool_result"
   | "mcp.call_refused"
   | "mcp.connect_timed_out"
   | "mcp.duplicate_id"
