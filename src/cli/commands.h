@@ -106,6 +106,12 @@ struct PolicyOptions {
 // sends policy.removeRule instead).
 int policy_command(const CommandContext& context, const PolicyOptions& options);
 
+// keel mcp list: the configured MCP servers, their state and tools (docs/cli.md).
+struct McpListOptions {
+  bool json = false;
+};
+int mcp_list_command(const CommandContext& context, const McpListOptions& options);
+
 struct ChatOptions {
   std::string thread_id;  // "" = a new thread
   std::string model;

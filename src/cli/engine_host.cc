@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "browser/tools/register.h"
 #include "cli/browser_setup.h"
 #include "cli/gatekeeper_origin_policy.h"
+#include "cli/mcp_sessions.h"
 #include "cli/model_binding.h"
 #include "cli/store_files.h"
 #include "config/credential_resolver.h"
@@ -27,11 +29,14 @@
 #include "keel/ids.h"
 #include "keel/sqlite_store.h"
 #include "keel/tool_registry.h"
+#include "mcp/host/mcp_host.h"
+#include "mcp/host/server_settings.h"
 #include "policy/policy_gatekeeper.h"
 #include "providers/http/http_client.h"
 #include "tools/builtin/builtin_tools.h"
 #include "transport/direct_transport.h"
 #include "util/fail_points.h"
+#include "util/terminal_text.h"
 #include "util/thread_scheduler.h"
 
 namespace keel::cli {
@@ -131,6 +136,33 @@ Result<StoreHandle> open_store(const config::Config& config, bool exclusive, Fai
   return handle;
 }
 
+namespace {
+
+// Forwards to the engine's transport; the first op that starts or queues a turn activates the lazy MCP
+// servers (start = "lazy", docs/mcp-client.md): they are connected when keel is first asked to work.
+class LazyMcpTransport final : public EngineTransport {
+ public:
+  LazyMcpTransport(EngineTransport& inner, mcp::McpHost& host) : inner_(inner), host_(host) {}
+  void send(Op op) override {
+    if (!activated_.load() &&
+        (op.method == "turn.submit" || op.method == "turn.input" || op.method == "turn.enqueue")) {
+      activated_.store(true);
+      host_.activate();
+    }
+    inner_.send(std::move(op));
+  }
+  std::unique_ptr<EventSubscription> on_event(std::function<void(const AgentEvent&)> callback) override {
+    return inner_.on_event(std::move(callback));
+  }
+
+ private:
+  EngineTransport& inner_;
+  mcp::McpHost& host_;
+  std::atomic<bool> activated_{false};
+};
+
+}  // namespace
+
 class EngineHost::Impl {
  public:
   explicit Impl(HostOptions options) : options_(std::move(options)) {}
@@ -181,6 +213,7 @@ class EngineHost::Impl {
     tool_options.interactions = true;
     KEEL_TRY(builtin::register_builtin_tools(tools_, tool_options));
     if (config.browser.enabled) KEEL_TRY(open_browser());
+    if (!config.mcp_servers.empty()) start_mcp_servers();
 
     EngineOptions engine_options;
     engine_options.model = model_->settings;
@@ -204,7 +237,28 @@ class EngineHost::Impl {
     if (browser_) engine_deps.takeover_targets.push_back(browser_.get());
     engine_ = std::make_unique<EngineCore>(engine_deps, std::move(engine_options));
     transport_ = std::make_unique<DirectTransport>(*engine_);
+    if (mcp_) mcp_transport_ = std::make_unique<LazyMcpTransport>(*transport_, *mcp_);
     return {};
+  }
+
+  // [mcp.servers.*]: their tools join the registry (docs/mcp-client.md). Start-up servers connect now, in
+  // parallel, and the host waits until each is ready or failed (each bounded by its connect timeout) before
+  // the engine takes up unfinished runs, so a run that used their tools can be recovered; one that fails is
+  // reported and keel goes on without it (it reconnects in the background).
+  void start_mcp_servers() {
+    const std::vector<mcp::McpServerSettings> settings = mcp::mcp_server_settings(options_.config);
+    std::chrono::milliseconds bound{0};
+    for (const auto& s : settings) bound = std::max(bound, s.connect_timeout);
+    mcp_ = std::make_unique<mcp::McpHost>(settings, mcp_session_factory(), tools_, clock_, scheduler_);
+    mcp_->start();
+    (void)mcp_->wait_settled(bound + std::chrono::seconds(5));
+    for (const mcp::McpServerStatus& server : mcp_->status()) {
+      if (server.state == mcp::McpServerState::kFailed && server.last_error) {
+        std::cerr << "keel: warning: MCP server " << terminal_safe(server.name, LineBreaks::kShow)
+                  << " is not available (retrying): "
+                  << terminal_safe(server.last_error->to_string(), LineBreaks::kShow) << "\n";
+      }
+    }
   }
 
   // [browser] enabled: the runtime (its browser starts with the first browser tool call), the browser_*
@@ -240,8 +294,11 @@ class EngineHost::Impl {
   // tool call outlives it; the browser tools hold it too.
   std::shared_ptr<browser::BrowserRuntime> browser_;
   ToolRegistry tools_;
+  // Destroyed after the engine (no MCP call outlives its session) and before the registry it registers in.
+  std::unique_ptr<mcp::McpHost> mcp_;
   std::unique_ptr<EngineCore> engine_;
   std::unique_ptr<DirectTransport> transport_;
+  std::unique_ptr<EngineTransport> mcp_transport_;  // transport_ that activates lazy MCP servers
 };
 
 EngineHost::EngineHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -249,8 +306,11 @@ EngineHost::EngineHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 EngineHost::~EngineHost() {
   if (!impl_) return;
   // The engine first: it stops running turns, which use everything else.
+  impl_->mcp_transport_.reset();
   impl_->transport_.reset();
   impl_->engine_.reset();
+  // Then the MCP servers, before the registry their tools are in.
+  impl_->mcp_.reset();
   // The browser then goes with the members: the tools (declared after it) first, then the runtime, whose
   // destructor closes Chromium and joins its thread.
 }
@@ -261,7 +321,10 @@ Result<std::unique_ptr<EngineHost>> EngineHost::open(HostOptions options) {
   return std::make_unique<EngineHost>(std::move(impl));
 }
 
-EngineTransport& EngineHost::transport() { return *impl_->transport_; }
+EngineTransport& EngineHost::transport() {
+  if (impl_->mcp_transport_) return *impl_->mcp_transport_;
+  return *impl_->transport_;
+}
 void EngineHost::start_recovery() { impl_->engine_->recover(); }
 Store& EngineHost::store() { return *impl_->store_.store; }
 const config::Config& EngineHost::config() const { return impl_->options_.config; }

@@ -175,6 +175,13 @@ int main(int argc, char** argv) {
 
   // policy
   keel::cli::PolicyOptions policy;
+  keel::cli::McpListOptions mcp_list;
+  CLI::App* mcp_cmd = app.add_subcommand("mcp", "The configured MCP servers");
+  mcp_cmd->require_subcommand(1);
+  CLI::App* mcp_list_cmd =
+      mcp_cmd->add_subcommand("list", "Connect each configured MCP server once; show its state and tools");
+  mcp_list_cmd->add_flag("--json", mcp_list.json, "Print JSON");
+
   CLI::App* policy_cmd = app.add_subcommand("policy", "List and revoke remembered decisions and site rules");
   policy_cmd->require_subcommand(1);
   CLI::App* policy_list_cmd =
@@ -292,6 +299,7 @@ int main(int argc, char** argv) {
     }
     return keel::cli::threads_command(context, threads);
   }
+  if (mcp_list_cmd->parsed()) return keel::cli::mcp_list_command(context, mcp_list);
   if (policy_cmd->parsed()) {
     policy.action = policy_list_cmd->parsed() ? "list" : "revoke";
     return keel::cli::policy_command(context, policy);

@@ -79,8 +79,6 @@ std::string CredentialRef::reference() const {
   return "";
 }
 
-std::string_view to_string(McpTrust trust) { return trust == McpTrust::kTrusted ? "trusted" : "untrusted"; }
-
 std::string_view to_string(LogLevel level) {
   switch (level) {
     case LogLevel::kTrace:
@@ -244,10 +242,21 @@ void finalize_config(Config& config, ConfigProblems& problems) {
     }
   }
   for (const auto& [name, server] : config.mcp_servers) {
-    const std::string path = key_path({"mcp_servers", name});
+    const std::string path = key_path({"mcp", "servers", name});
     if (server.command.empty() && server.url.empty()) {
       add_problem(problems, codes::kConfigMissingValue, config, path, path + ".command",
                   "an MCP server needs a command or a url");
+    }
+    if (!server.command.empty() && server.credential.source != CredentialRef::Source::kNone) {
+      const std::string key = key_path_append(
+          path, server.credential.source == CredentialRef::Source::kStored ? "credential" : "credential_env");
+      add_problem(problems, codes::kConfigBadValue, config, key, key,
+                  "a credential is for a server reached by url; a command's server reads what it needs from "
+                  "the environment keel runs in");
+    }
+    if (server.call_idle_timeout_ms > server.call_max_ms) {
+      const std::string key = key_path_append(path, "call_idle_timeout_ms");
+      add_problem(problems, codes::kConfigBadValue, config, key, key, "must not exceed call_max_ms");
     }
   }
   BrowserConfig& browser = config.browser;

@@ -66,16 +66,21 @@ struct ModelConfig {
   providers::ModelPrice price;
 };
 
-enum class McpTrust { kUntrusted, kTrusted };
-std::string_view to_string(McpTrust trust);
-
-// An MCP server, for the MCP issue: either a command to start (stdio) or a URL.
+// [mcp.servers.NAME]: an MCP server whose tools keel offers (docs/mcp-client.md): either a command to start
+// (stdio) or a URL (Streamable HTTP).
 struct McpServerConfig {
   std::string command;
   std::vector<std::string> args;
-  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> env;  // added to keel's own environment for the command; no secrets
+  std::filesystem::path cwd;               // the command's working directory; empty = keel's
   std::string url;
-  McpTrust trust = McpTrust::kUntrusted;
+  CredentialRef credential;  // url servers: the bearer token
+  bool trusted = false;      // the server's tool annotations count (effects, recovery)
+  bool enabled = true;
+  bool lazy = false;  // start = "lazy": connected when first needed, not when keel starts
+  int64_t connect_timeout_ms = 30'000;
+  int64_t call_idle_timeout_ms = 60'000;  // no result or progress for this long ends a call
+  int64_t call_max_ms = 600'000;          // the longest call, progress or not
 };
 
 // [browser]: the browser tools over the Chrome DevTools Protocol (docs/browser.md). Off by default, so a

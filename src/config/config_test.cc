@@ -157,11 +157,34 @@ TEST(ConfigFinalizeTest, MaxOutputLargerThanTheWindowIsABadValue) {
 
 TEST(ConfigFinalizeTest, McpServerNeedsACommandOrAUrl) {
   Config config;
-  config.mcp_servers["s"].trust = McpTrust::kTrusted;
+  config.mcp_servers["s"].trusted = true;
   ConfigProblems problems;
   finalize_config(config, problems);
   ASSERT_EQ(problems.list().size(), 1u) << all(problems);
   EXPECT_EQ(problems.list()[0].code, codes::kConfigMissingValue);
+}
+
+TEST(ConfigFinalizeTest, AnMcpCredentialIsForUrlServersOnly) {
+  Config config;
+  config.mcp_servers["cmd"].command = "srv";
+  config.mcp_servers["cmd"].credential = CredentialRef{CredentialRef::Source::kEnvironment, "TOKEN"};
+  config.mcp_servers["web"].url = "https://mcp.example.com/";
+  config.mcp_servers["web"].credential = CredentialRef{CredentialRef::Source::kStored, "web-token"};
+  ConfigProblems problems;
+  finalize_config(config, problems);
+  ASSERT_EQ(problems.list().size(), 1u) << all(problems);
+  EXPECT_EQ(problems.list()[0].key_path, "mcp.servers.cmd.credential_env");
+}
+
+TEST(ConfigFinalizeTest, AnMcpCallsIdleTimeoutFitsItsMaximum) {
+  Config config;
+  config.mcp_servers["s"].command = "srv";
+  config.mcp_servers["s"].call_idle_timeout_ms = 10'000;
+  config.mcp_servers["s"].call_max_ms = 5'000;
+  ConfigProblems problems;
+  finalize_config(config, problems);
+  ASSERT_EQ(problems.list().size(), 1u) << all(problems);
+  EXPECT_EQ(problems.list()[0].key_path, "mcp.servers.s.call_idle_timeout_ms");
 }
 
 TEST(ConfigFinalizeTest, AKeyPathAlreadyReportedIsNotReportedTwice) {

@@ -108,10 +108,10 @@ TEST_F(SecretLeakTest, ConfigurationProblemsNeverRepeatAKey) {
             "[models.m]\nprovider = \"" +
             k + "\"\nid = 5\nprice = { input = \"" + k +
             "\" }\n"
-            "[mcp_servers.s]\nurl = \"" +
+            "[mcp.servers.s]\nurl = \"" +
             k +
             "\"\n"
-            "[mcp_servers.t]\ncommand = \"" +
+            "[mcp.servers.t]\ncommand = \"" +
             p + "\"\nurl = \"http://" + p + "\"\n",
         LayerSource{ValueOrigin::Layer::kProjectFile, "/p/.keel/config.toml", "/p/.keel", std::nullopt},
         config, problems);

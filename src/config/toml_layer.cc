@@ -47,8 +47,7 @@ constexpr std::array<Choice<LogFormat>, 2> kLogFormats = {
     {{LogFormat::kText, "text"}, {LogFormat::kJson, "json"}}};
 // A provider's `stop_with_tool_calls`: whether a "stop" that comes with tool calls is taken as tool_use.
 constexpr std::array<Choice<bool>, 2> kStopWithToolCalls = {{{false, "error"}, {true, "tool_use"}}};
-constexpr std::array<Choice<McpTrust>, 2> kTrusts = {
-    {{McpTrust::kUntrusted, "untrusted"}, {McpTrust::kTrusted, "trusted"}}};
+constexpr std::array<Choice<bool>, 2> kMcpStarts = {{{false, "startup"}, {true, "lazy"}}};
 
 constexpr std::array<Choice<BrowserConfig::AttachContext>, 2> kAttachContexts = {
     {{BrowserConfig::AttachContext::kOwn, "own"}, {BrowserConfig::AttachContext::kDefault, "default"}}};
@@ -215,14 +214,14 @@ class Applier {
         named_tables(v, path, &Applier::provider);
       } else if (key == "models") {
         named_tables(v, path, &Applier::model);
-      } else if (key == "mcp_servers") {
-        named_tables(v, path, &Applier::mcp_server);
+      } else if (key == "mcp") {
+        if (const toml::table* t = table_value(v, path)) mcp(*t, path);
       } else if (key == "browser") {
         if (const toml::table* t = table_value(v, path)) browser(*t, path);
       } else {
         unknown(k, path,
                 "data_dir, default_model, task_model, token_budget, compaction, store, policy, log, "
-                "credentials, providers, models, mcp_servers, browser");
+                "credentials, providers, models, mcp, browser");
       }
     }
   }
@@ -387,7 +386,7 @@ class Applier {
     return t;
   }
 
-  // A table of names to tables ([providers.NAME], [models.NAME], [mcp_servers.NAME]).
+  // A table of names to tables ([providers.NAME], [models.NAME], [mcp.servers.NAME]).
   void named_tables(const toml::node& node, const std::string& path,
                     void (Applier::*apply)(const std::string&, const toml::table&, const std::string&)) {
     const toml::table* all = table_value(node, path);
@@ -503,7 +502,7 @@ class Applier {
           p.base_url = *url;
         }
       } else if (key == "credential" || key == "api_key_env") {
-        credential_ref(p, key, v, path, both);
+        credential_ref(p.credential, key, "api_key_env", v, path, both);
       } else if (key == "headers") {
         if (const toml::table* t = table_value(v, path)) {
           string_map(
@@ -536,15 +535,17 @@ class Applier {
     }
   }
 
-  // `credential = "id"` or `api_key_env = "VAR"`; a later layer's choice replaces an earlier one.
-  void credential_ref(ProviderConfig& p, std::string_view key, const toml::node& node,
-                      const std::string& path, bool both) {
+  // `credential = "id"` or `api_key_env = "VAR"` (an MCP server's: `credential_env`); a later layer's choice
+  // replaces an earlier one.
+  void credential_ref(CredentialRef& out, std::string_view key, std::string_view env_key,
+                      const toml::node& node, const std::string& path, bool both) {
     auto name = string_value(node, path, false);
     if (!name) return;
     const bool stored = key == "credential";
+    const std::string either = "set either credential or " + std::string(env_key) + ", not both";
     const char* why = nullptr;
     if (both) {
-      why = "set either credential or api_key_env, not both";
+      why = either.c_str();
     } else if (looks_like_secret(*name)) {
       why = stored ? "looks like a key itself: store it with `keel credential add` and name its id here"
                    : "looks like a key itself: name the environment variable that holds it";
@@ -557,10 +558,10 @@ class Applier {
       problem(codes::kConfigBadValue, node.source(), path, why);
       return;
     }
-    p.credential =
-        CredentialRef{stored ? CredentialRef::Source::kStored : CredentialRef::Source::kEnvironment, *name};
+    out = CredentialRef{stored ? CredentialRef::Source::kStored : CredentialRef::Source::kEnvironment, *name};
     // The other way of naming a key no longer applies; its origin would mislead.
-    const std::string other = path.substr(0, path.rfind('.') + 1) + (stored ? "api_key_env" : "credential");
+    const std::string other =
+        path.substr(0, path.rfind('.') + 1) + (stored ? std::string(env_key) : std::string("credential"));
     config_.origins.erase(other);
   }
 
@@ -612,9 +613,22 @@ class Applier {
     }
   }
 
+  // [mcp]: only [mcp.servers.NAME] so far.
+  void mcp(const toml::table& table, const std::string& base) {
+    for (auto&& [k, v] : table) {
+      const std::string path = key_path_append(base, k.str());
+      if (k.str() == "servers") {
+        named_tables(v, path, &Applier::mcp_server);
+      } else {
+        unknown(k, path, "servers");
+      }
+    }
+  }
+
   void mcp_server(const std::string& name, const toml::table& table, const std::string& base) {
     McpServerConfig& server = config_.mcp_servers[name];
     const bool both = table.contains("command") && table.contains("url");
+    const bool both_credentials = table.contains("credential") && table.contains("credential_env");
     for (auto&& [k, v] : table) {
       const std::string_view key = k.str();
       const std::string path = key_path_append(base, key);
@@ -641,14 +655,38 @@ class Applier {
       } else if (key == "env") {
         if (const toml::table* t = table_value(v, path)) {
           string_map(*t, path, server.env,
-                     [](const std::string& variable, const std::string&) -> const char* {
-                       return is_variable_name(variable) ? nullptr : "is not an environment variable name";
+                     [](const std::string& variable, const std::string& value) -> const char* {
+                       if (!is_variable_name(variable)) return "is not an environment variable name";
+                       // The file holds no secrets (config.h): a server that needs a key reads it from the
+                       // environment keel runs in, which it inherits.
+                       if (looks_like_secret(value)) {
+                         return "looks like a secret: keel passes its own environment to the server, so set "
+                                "the variable "
+                                "there instead of in the file";
+                       }
+                       return nullptr;
                      });
         }
-      } else if (key == "trust") {
-        if (auto t = choice(v, path, kTrusts)) server.trust = *t;
+      } else if (key == "cwd") {
+        if (auto p = path_value(v, path)) server.cwd = *p;
+      } else if (key == "credential" || key == "credential_env") {
+        credential_ref(server.credential, key, "credential_env", v, path, both_credentials);
+      } else if (key == "trusted") {
+        if (auto b = boolean(v, path)) server.trusted = *b;
+      } else if (key == "enabled") {
+        if (auto b = boolean(v, path)) server.enabled = *b;
+      } else if (key == "start") {
+        if (auto lazy = choice(v, path, kMcpStarts)) server.lazy = *lazy;
+      } else if (key == "connect_timeout_ms") {
+        if (auto n = integer(v, path, 100, 600'000)) server.connect_timeout_ms = *n;
+      } else if (key == "call_idle_timeout_ms") {
+        if (auto n = integer(v, path, 100, 3'600'000)) server.call_idle_timeout_ms = *n;
+      } else if (key == "call_max_ms") {
+        if (auto n = integer(v, path, 100, 86'400'000)) server.call_max_ms = *n;
       } else {
-        unknown(k, path, "command, args, env, url, trust");
+        unknown(k, path,
+                "command, args, env, cwd, url, credential, credential_env, trusted, enabled, start, "
+                "connect_timeout_ms, call_idle_timeout_ms, call_max_ms");
       }
     }
   }

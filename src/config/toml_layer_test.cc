@@ -79,11 +79,21 @@ context_window = 200000
 max_output = 64000
 price = { input = 3, output = 15.0, cached_input = 0.3, reasoning = 15 }
 
-[mcp_servers.files]
+[mcp.servers.files]
 command = "mcp-files"
 args = ["--root", "."]
 env = { LOG = "1" }
-trust = "trusted"
+cwd = "work"
+trusted = true
+start = "lazy"
+connect_timeout_ms = 5000
+call_idle_timeout_ms = 20000
+call_max_ms = 90000
+
+[mcp.servers.remote]
+url = "https://mcp.example.com/mcp"
+credential = "remote-token"
+enabled = false
 )");
   ASSERT_TRUE(problems_.empty()) << all_problems();
   EXPECT_EQ(config_.data_dir, "/var/keel");
@@ -128,7 +138,20 @@ trust = "trusted"
   EXPECT_EQ(files.command, "mcp-files");
   EXPECT_EQ(files.args, (std::vector<std::string>{"--root", "."}));
   EXPECT_EQ(files.env.at("LOG"), "1");
-  EXPECT_EQ(files.trust, McpTrust::kTrusted);
+  EXPECT_EQ(files.cwd, "/home/u/.config/keel/work");
+  EXPECT_TRUE(files.trusted);
+  EXPECT_TRUE(files.enabled);
+  EXPECT_TRUE(files.lazy);
+  EXPECT_EQ(files.connect_timeout_ms, 5000);
+  EXPECT_EQ(files.call_idle_timeout_ms, 20000);
+  EXPECT_EQ(files.call_max_ms, 90000);
+  const McpServerConfig& remote = config_.mcp_servers.at("remote");
+  EXPECT_EQ(remote.url, "https://mcp.example.com/mcp");
+  EXPECT_EQ(remote.credential, (CredentialRef{CredentialRef::Source::kStored, "remote-token"}));
+  EXPECT_FALSE(remote.enabled);
+  EXPECT_FALSE(remote.trusted);
+  EXPECT_FALSE(remote.lazy);
+  EXPECT_EQ(config_.origin_of("mcp.servers.files.trusted").line, 51u);
 
   EXPECT_EQ(config_.origin_of("default_model"),
             (ValueOrigin{Layer::kUserFile, "/home/u/.config/keel/config.toml", 2, 17}));
@@ -315,11 +338,32 @@ TEST_F(TomlLayerTest, HeadersThatCarryCredentialsAreRefused) {
 }
 
 TEST_F(TomlLayerTest, McpServerTakesACommandOrAUrlNotBoth) {
-  apply("[mcp_servers.s]\ncommand = \"srv\"\nurl = \"http://127.0.0.1:1\"\n[mcp_servers.t]\nargs = [1]\n");
+  apply("[mcp.servers.s]\ncommand = \"srv\"\nurl = \"http://127.0.0.1:1\"\n[mcp.servers.t]\nargs = [1]\n");
   ASSERT_EQ(problems_.list().size(), 3u) << all_problems();
   EXPECT_EQ(problems_.list()[0].message, "set either command or url, not both");
-  EXPECT_EQ(problems_.list()[2].key_path, "mcp_servers.t.args");
+  EXPECT_EQ(problems_.list()[2].key_path, "mcp.servers.t.args");
   EXPECT_EQ(problems_.list()[2].message, "expected an array of strings, not an integer");
+}
+
+TEST_F(TomlLayerTest, McpServerProblemsNameTheirKey) {
+  apply(
+      "[mcp.servers.s]\ncommand = \"srv\"\nstart = \"later\"\nconnect_timeout_ms = 0\ntrust = \"trusted\"\n"
+      "env = { TOKEN = \"sk-live-4f9a8b7c6d5e4f3a2b1c0d9e\", OK = \"1\" }\n"
+      "[mcp.servers.u]\nurl = \"http://127.0.0.1:1\"\ncredential = \"id\"\ncredential_env = \"VAR\"\n"
+      "[mcp.other]\n");
+  std::map<std::string, std::string> by_key;
+  for (const ConfigProblem& p : problems_.list()) by_key[p.key_path] = p.message;
+  EXPECT_TRUE(by_key.contains("mcp.servers.s.start")) << all_problems();
+  EXPECT_TRUE(by_key.contains("mcp.servers.s.connect_timeout_ms")) << all_problems();
+  EXPECT_TRUE(by_key.contains("mcp.servers.s.trust")) << all_problems();
+  EXPECT_TRUE(by_key.contains("mcp.servers.s.env.TOKEN")) << all_problems();
+  EXPECT_EQ(by_key["mcp.servers.u.credential"], "set either credential or credential_env, not both");
+  EXPECT_TRUE(by_key.contains("mcp.other")) << all_problems();
+  EXPECT_EQ(problems_.list().size(), 7u) << all_problems();
+  EXPECT_EQ(all_problems().find("sk-live"), std::string::npos) << "a secret is never repeated";
+  EXPECT_EQ(config_.mcp_servers.at("s").env.size(), 1u);
+  EXPECT_EQ(config_.mcp_servers.at("s").env.at("OK"), "1");
+  EXPECT_EQ(config_.origin_of("mcp.servers.s.start").line, 0u) << "a refused value keeps no origin";
 }
 
 TEST_F(TomlLayerTest, NamedEntriesMustBeTables) {
