@@ -26,6 +26,10 @@
 
 namespace keel {
 
+// The builtin tool through which the model reads skills (src/skills/read_skill_tool.h). A run is told of
+// skills only when its tool catalog holds it.
+inline constexpr char kReadSkillToolName[] = "read_skill";
+
 // Where a skill was found. A project's skill replaces the user's skill of the same name.
 enum class SkillSource { kUser, kProject };
 inline std::string_view to_string(SkillSource source) {

@@ -14,8 +14,6 @@
 
 namespace keel::skills {
 
-inline constexpr char kReadSkillToolName[] = "read_skill";
-
 class ReadSkillTool final : public AgentTool {
  public:
   explicit ReadSkillTool(const SkillCatalog& catalog);

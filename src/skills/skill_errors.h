@@ -13,7 +13,6 @@ inline constexpr char kSkillMissingField[] = "skill.missing_field";
 inline constexpr char kSkillBadName[] = "skill.bad_name";
 inline constexpr char kSkillTooLarge[] = "skill.too_large";
 inline constexpr char kSkillTooMany[] = "skill.too_many";
-inline constexpr char kSkillDuplicate[] = "skill.duplicate";
 inline constexpr char kSkillIo[] = "skill.io_error";
 inline constexpr char kSkillMissingSkillMd[] = "skill.missing_skill_md";
 
