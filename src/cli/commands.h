@@ -106,6 +106,13 @@ struct PolicyOptions {
 // sends policy.removeRule instead).
 int policy_command(const CommandContext& context, const PolicyOptions& options);
 
+struct SkillsOptions {
+  bool json = false;
+};
+// keel skills list: the configured skills and the problems of those that could not be loaded; kExitFailed
+// when a skill could not be loaded (so a check in CI notices), kExitOk otherwise.
+int skills_command(const CommandContext& context, const SkillsOptions& options);
+
 struct ChatOptions {
   std::string thread_id;  // "" = a new thread
   std::string model;
