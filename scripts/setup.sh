@@ -12,6 +12,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libpq-dev
   libssl-dev openssl libsodium-dev libcurl4-openssl-dev
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
+  libyaml-cpp-dev  # SKILL.md front matter (src/skills/front_matter.cc)
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format-16 clang-tidy-16  # scripts/check_format.sh, scripts/clang_tidy.sh (the versions CI pins)
   clang-16 libclang-rt-16-dev  # scripts/fuzz.sh: libFuzzer, and a clang that compiles <expected>

@@ -33,6 +33,7 @@
 #include "keel/protocol.h"
 #include "keel/provider.h"
 #include "keel/scheduler.h"
+#include "keel/skills.h"
 #include "keel/store.h"
 #include "keel/takeover.h"
 #include "keel/tool_registry.h"
@@ -66,6 +67,10 @@ struct EngineDeps {
   // without a choice use; when set, turns use it instead of `provider` and EngineOptions::model/transport.
   // Must outlive the engine.
   const ModelCatalog* models = nullptr;
+  // Optional: the skills runs may use (keel/skills.h). A run started while `tools` holds read_skill is told
+  // of every skill and binds their digests in its snapshot; without a catalog runs have no skills, and
+  // their snapshots are those of a keel without skills. Must outlive the engine.
+  const SkillCatalog* skills = nullptr;
 };
 
 class EngineCore {

@@ -20,6 +20,7 @@
 #include "cli/gatekeeper_origin_policy.h"
 #include "cli/mcp_sessions.h"
 #include "cli/model_binding.h"
+#include "cli/skill_setup.h"
 #include "cli/store_files.h"
 #include "config/credential_resolver.h"
 #include "config/credential_vault.h"
@@ -33,6 +34,7 @@
 #include "mcp/host/server_settings.h"
 #include "policy/policy_gatekeeper.h"
 #include "providers/http/http_client.h"
+#include "skills/read_skill_tool.h"
 #include "tools/builtin/builtin_tools.h"
 #include "transport/direct_transport.h"
 #include "util/fail_points.h"
@@ -214,6 +216,17 @@ class EngineHost::Impl {
     KEEL_TRY(builtin::register_builtin_tools(tools_, tool_options));
     if (config.browser.enabled) KEEL_TRY(open_browser());
     if (!config.mcp_servers.empty()) start_mcp_servers();
+    // [skills]: loaded once, now. read_skill only when there is a skill to read, so a host without skill
+    // folders offers exactly the tools (and run digests) it did before skills existed.
+    skills_ = open_skill_catalog(config.skills);
+    if (skills_) {
+      for (const SkillProblem& problem : skills_->problems()) {
+        std::cerr << "keel: warning: a skill is not loaded: " << problem.error.to_string() << "\n";
+      }
+      if (!skills_->skills().empty()) {
+        auto registered = tools_.register_tool(std::make_shared<skills::ReadSkillTool>(*skills_));
+        if (!registered) return std::unexpected(std::move(registered.error()));
+    }
 
     EngineOptions engine_options;
     engine_options.model = model_->settings;
@@ -235,6 +248,7 @@ class EngineHost::Impl {
     engine_deps.ids = &ids_;
     engine_deps.fail_points = &fail_points_;
     if (browser_) engine_deps.takeover_targets.push_back(browser_.get());
+    engine_deps.skills = skills_.get();
     engine_ = std::make_unique<EngineCore>(engine_deps, std::move(engine_options));
     transport_ = std::make_unique<DirectTransport>(*engine_);
     if (mcp_) mcp_transport_ = std::make_unique<LazyMcpTransport>(*transport_, *mcp_);
@@ -293,6 +307,8 @@ class EngineHost::Impl {
   // Created after the gatekeeper its origin policy asks, destroyed after the engine (~EngineHost), so no
   // tool call outlives it; the browser tools hold it too.
   std::shared_ptr<browser::BrowserRuntime> browser_;
+  // Before the tools: read_skill holds it.
+  std::unique_ptr<skills::DirectorySkillCatalog> skills_;
   ToolRegistry tools_;
   // Destroyed after the engine (no MCP call outlives its session) and before the registry it registers in.
   std::unique_ptr<mcp::McpHost> mcp_;

@@ -16,6 +16,10 @@
 // runtime offered to takeover.start as the "browser" target. Chromium starts with the first browser tool
 // call. Disabled (the default), the tools and their catalog digests are exactly those of a host without it.
 //
+// With [skills] enabled (the default) the host loads the skill catalog once (cli/skill_setup.h), warns on
+// stderr about each skill it could not load, gives the catalog to the engine (EngineDeps::skills) and, when
+// there is at least one skill, registers read_skill; without skill folders the tools are unchanged.
+//
 // Members are destroyed in reverse order of construction: the engine (which interrupts running turns and
 // waits for their terminal state) goes before the tools, the browser runtime, the provider and the store
 // it uses.

@@ -192,6 +192,14 @@ int main(int argc, char** argv) {
       ->required();
   policy_revoke_cmd->add_flag("--json", policy.json, "Print JSON");
 
+  // skills
+  keel::cli::SkillsOptions skills;
+  CLI::App* skills_cmd = app.add_subcommand("skills", "The skills offered to the model (docs/skills.md)");
+  skills_cmd->require_subcommand(1);
+  CLI::App* skills_list_cmd = skills_cmd->add_subcommand(
+      "list", "Each skill's name, source, description and folder, and the skills that could not be loaded");
+  skills_list_cmd->add_flag("--json", skills.json, "Print JSON");
+
   // chat
   keel::cli::ChatOptions chat;
   std::string chat_workspace;
@@ -304,6 +312,7 @@ int main(int argc, char** argv) {
     policy.action = policy_list_cmd->parsed() ? "list" : "revoke";
     return keel::cli::policy_command(context, policy);
   }
+  if (skills_cmd->parsed()) return keel::cli::skills_command(context, skills);
   if (chat_cmd->parsed()) {
     if (!chat_workspace.empty()) chat.workspace = chat_workspace;
     return keel::cli::chat_command(context, chat);

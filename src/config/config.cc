@@ -204,6 +204,15 @@ Config default_config(const EnvLookup& env, const std::filesystem::path& working
     config.data_dir = working_dir / ".keel" / "data";
   }
   config.data_dir = config.data_dir.lexically_normal();
+  // The user's skills sit beside the user's configuration file (config_loader.cc finds it the same way).
+  const std::optional<std::string> xdg_config = env ? env("XDG_CONFIG_HOME") : std::nullopt;
+  if (xdg_config && std::filesystem::path(*xdg_config).is_absolute()) {
+    config.skills.user_dir = (std::filesystem::path(*xdg_config) / "keel" / "skills").lexically_normal();
+  } else if (home) {
+    config.skills.user_dir =
+        (std::filesystem::path(*home) / ".config" / "keel" / "skills").lexically_normal();
+  }
+  config.skills.project_dir = (working_dir / ".keel" / "skills").lexically_normal();
   return config;
 }
 

@@ -116,6 +116,16 @@ struct BrowserConfig {
   std::filesystem::path downloads_dir;  // defaults to data_dir/browser/downloads
 };
 
+// [skills]: skill folders offered to the model (docs/skills.md). On by default: without skill folders
+// nothing changes (no read_skill tool is offered, run digests stay the same).
+struct SkillsConfig {
+  bool enabled = true;
+  // "" = no skills from there. Defaults: $XDG_CONFIG_HOME/keel/skills (or ~/.config/keel/skills) and
+  // <working dir>/.keel/skills (default_config fills them).
+  std::filesystem::path user_dir;
+  std::filesystem::path project_dir;
+};
+
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 std::string_view to_string(LogLevel level);
 enum class LogFormat { kText, kJson };
@@ -189,6 +199,7 @@ struct Config {
   LogFormat log_format = LogFormat::kText;
   std::map<std::string, McpServerConfig> mcp_servers;
   BrowserConfig browser;
+  SkillsConfig skills;
 
   // The origin of every value a layer set, by key path. Values no layer set are built-in defaults.
   std::map<std::string, ValueOrigin, std::less<>> origins;
@@ -201,7 +212,9 @@ struct Config {
 
 // The built-in defaults: the public OpenAI and Anthropic endpoints as providers "openai" (Responses API)
 // and "anthropic", with their keys from OPENAI_API_KEY and ANTHROPIC_API_KEY; data in
-// $XDG_DATA_HOME/keel (or ~/.local/share/keel, or <working_dir>/.keel/data without a home).
+// $XDG_DATA_HOME/keel (or ~/.local/share/keel, or <working_dir>/.keel/data without a home); skills from
+// $XDG_CONFIG_HOME/keel/skills (or ~/.config/keel/skills; none without a home) and
+// <working_dir>/.keel/skills.
 Config default_config(const EnvLookup& env, const std::filesystem::path& working_dir);
 
 // Completes a loaded Config (derived paths, model ids, base URLs) and checks what no single layer can:

@@ -49,6 +49,18 @@ TEST(ConfigDefaultsTest, DataDirectoryFollowsXdgThenHomeThenTheWorkingDirectory)
   EXPECT_EQ(default_config(fixed_environment({}), "/w").data_dir, "/w/.keel/data");
 }
 
+TEST(ConfigDefaultsTest, SkillsAreOnFromTheUsersConfigDirectoryAndTheProjects) {
+  const Config xdg =
+      default_config(fixed_environment({{"XDG_CONFIG_HOME", "/xdg"}, {"HOME", "/home/u"}}), "/w");
+  EXPECT_TRUE(xdg.skills.enabled);
+  EXPECT_EQ(xdg.skills.user_dir, "/xdg/keel/skills");
+  EXPECT_EQ(xdg.skills.project_dir, "/w/.keel/skills");
+  EXPECT_EQ(default_config(fixed_environment({{"HOME", "/home/u"}}), "/w").skills.user_dir,
+            "/home/u/.config/keel/skills");
+  EXPECT_EQ(default_config(fixed_environment({}), "/w").skills.user_dir, "")
+      << "without a home there is no user directory";
+}
+
 TEST(ConfigFinalizeTest, FillsDerivedPathsModelIdsAndBaseUrls) {
   Config config = default_config(fixed_environment({}), "/w");
   config.data_dir = "/data";

@@ -218,10 +218,12 @@ class Applier {
         if (const toml::table* t = table_value(v, path)) mcp(*t, path);
       } else if (key == "browser") {
         if (const toml::table* t = table_value(v, path)) browser(*t, path);
+      } else if (key == "skills") {
+        if (const toml::table* t = table_value(v, path)) skills(*t, path);
       } else {
         unknown(k, path,
                 "data_dir, default_model, task_model, token_budget, compaction, store, policy, log, "
-                "credentials, providers, models, mcp, browser");
+                "credentials, providers, models, mcp, browser, skills");
       }
     }
   }
@@ -757,6 +759,28 @@ class Applier {
                 "enabled, executable, headless, profile, attach, attach_context, window_size, no_sandbox, "
                 "extra_args, command_timeout_ms, navigation_timeout_ms, screenshot_timeout_ms, "
                 "settle_quiet_ms, snapshot_max_chars, max_message_mb, downloads_dir");
+      }
+    }
+  }
+
+  void skills(const toml::table& table, const std::string& base) {
+    SkillsConfig& out = config_.skills;
+    for (auto&& [k, v] : table) {
+      const std::string_view key = k.str();
+      const std::string path = key_path_append(base, key);
+      if (key == "enabled") {
+        if (auto b = boolean(v, path)) out.enabled = *b;
+      } else if (key == "user_dir" || key == "project_dir") {
+        std::filesystem::path& dir = key == "user_dir" ? out.user_dir : out.project_dir;
+        // "" turns that directory off.
+        if (const auto* s = v.as_string(); s != nullptr && s->get().empty()) {
+          record(path, v);
+          dir.clear();
+        } else if (auto p = path_value(v, path)) {
+          dir = *p;
+        }
+      } else {
+        unknown(k, path, "enabled, user_dir, project_dir");
       }
     }
   }

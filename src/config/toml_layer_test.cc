@@ -412,6 +412,33 @@ TEST_F(TomlLayerTest, BrowserIsOffByDefaultWithTheDocumentedDefaults) {
   EXPECT_EQ(b.max_message_mb, 256);
 }
 
+TEST_F(TomlLayerTest, SkillsSectionSetsEveryValueWithItsOrigin) {
+  apply(R"([skills]
+enabled = false
+user_dir = "~/my-skills"
+project_dir = "skills"
+)");
+  ASSERT_TRUE(problems_.empty()) << all_problems();
+  EXPECT_FALSE(config_.skills.enabled);
+  EXPECT_EQ(config_.skills.user_dir, "/home/u/my-skills");
+  EXPECT_EQ(config_.skills.project_dir, "/home/u/.config/keel/skills");
+  EXPECT_EQ(config_.origin_of("skills.user_dir").line, 3u);
+  EXPECT_EQ(config_.origin_of("skills.enabled").layer, Layer::kUserFile);
+}
+
+TEST_F(TomlLayerTest, AnEmptySkillsDirectoryTurnsItOffAndBadValuesAreReported) {
+  config_.skills.project_dir = "/w/.keel/skills";
+  apply(R"([skills]
+project_dir = ""
+enabled = "yes"
+colour = 1
+)");
+  EXPECT_EQ(config_.skills.project_dir, "");
+  ASSERT_EQ(problems_.list().size(), 2u) << all_problems();
+  EXPECT_EQ(problems_.list()[0].key_path, "skills.enabled");
+  EXPECT_EQ(problems_.list()[1].key_path, "skills.colour");
+}
+
 TEST_F(TomlLayerTest, BrowserSectionSetsEveryValueWithItsOrigin) {
   apply(R"([browser]
 enabled = true

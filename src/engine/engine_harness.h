@@ -124,6 +124,7 @@ struct HarnessOptions {
   WriteGate* write_gate = nullptr;  // when set, the engine's writes pass it (testing/write_gate.h)
   std::vector<TakeoverTarget*> takeover_targets{};  // EngineDeps::takeover_targets; they outlive the harness
   const ModelCatalog* models = nullptr;             // EngineDeps::models; outlives the harness
+  const SkillCatalog* skills = nullptr;             // EngineDeps::skills; outlives the harness
 };
 
 class EngineHarness {
@@ -145,6 +146,8 @@ class EngineHarness {
   void set_gatekeeper(Gatekeeper* gatekeeper) { options_.gatekeeper = gatekeeper; }
   // The model catalogue the next start() uses (tests change the configured models across a restart).
   void set_models(const ModelCatalog* models) { options_.models = models; }
+  // The skills the next start() uses (tests edit a skill across a restart).
+  void set_skills(const SkillCatalog* skills) { options_.skills = skills; }
   // The options the next start() builds the engine with (tests change the configuration across a restart).
   EngineOptions& engine_options() { return options_.engine; }
   // Starts the engine (tests register extra tools or script responses first if they like).
@@ -160,6 +163,7 @@ class EngineHarness {
     deps.takeover_targets = options_.takeover_targets;
     deps.fail_points = options_.fail_points;
     deps.models = options_.models;
+    deps.skills = options_.skills;
     // Subscribed before recovery, so the log sees the recovered turns' events from their start and a test
     // can wait on them.
     EngineOptions engine_options = options_.engine;

@@ -223,7 +223,8 @@ class EngineCore::Impl final : public EngineReplies, public TurnLauncher, public
   StoreWriter writer_{*deps_.store, [this] { stop_for_store_failure(); }};
   PolicyOps policy_ops_{{*deps_.store, *deps_.clock, *deps_.gatekeeper, *this}};
   Takeovers takeovers_{deps_.takeover_targets};
-  TurnAdmission turn_admission_{{*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, models_}};
+  TurnAdmission turn_admission_{
+      {*deps_.ids, threads_, runs_, snapshots_, *deps_.tools, models_, deps_.skills}};
 
   boost::asio::io_context io_;
   std::shared_ptr<IoLifetime> io_lifetime_ = std::make_shared<IoLifetime>();

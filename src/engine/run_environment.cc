@@ -79,9 +79,11 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
                                                       const ProviderTransport& transport,
                                                       const ToolRegistryGeneration& tools,
                                                       const EnvironmentLimits& limits,
-                                                      std::string_view model_name) {
+                                                      std::string_view model_name,
+                                                      const SkillCatalog* skills) {
   json catalog = json::array();
   json mcp = json::array();
+  json skill_entries = json::array();
   if (model.tool_use) {
     if (tools.tools().size() > limits.max_catalog_entries) {
       return fail(codes::kSnapshotTooManyTools, std::to_string(tools.tools().size()) +
@@ -104,10 +106,19 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
       }
       catalog.push_back(std::move(entry));
     }
+    // Skills only with the tool that reads them: a model told of skills it cannot read would be misled.
+    if (skills != nullptr && tools.find(kReadSkillToolName) != nullptr) {
+      for (const Skill& skill : skills->skills()) {
+        skill_entries.push_back({{"name", skill.name},
+                                 {"description", skill.description},
+                                 {"source", to_string(skill.source)},
+                                 {"digest", skill.digest}});
+      }
+    }
   }
   json body = {{"version", kEnvironmentVersion},
                {"systemPrompt", model.system_prompt},
-               {"skills", json::array()},
+               {"skills", std::move(skill_entries)},
                {"model",
                 {{"model", model.model},
                  {"toolUse", model.tool_use},
@@ -138,7 +149,7 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
 }
 
 Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const ProviderTransport& transport,
-                                const ToolRegistryGeneration& tools) {
+                                const ToolRegistryGeneration& tools, const SkillCatalog* skills) {
   KEEL_TRY(verify_integrity(snapshot));
   std::vector<std::string> drift;
   const json was = snapshot.body.value("provider", json::object());
@@ -170,6 +181,15 @@ Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const
       const bool binding = entry.value("binding", json()) != current.value("binding", json());
       drift.push_back("tool " + name + " changed (" +
                       (binding ? "its MCP binding" : "its schema or security metadata") + ")");
+    }
+  }
+  for (const json& entry : snapshot.body.value("skills", json::array())) {
+    const std::string name = entry.is_object() ? entry.value("name", "") : "";
+    const Skill* skill = skills == nullptr ? nullptr : skills->find(name);
+    if (skill == nullptr) {
+      drift.push_back("skill " + name + " is no longer available");
+    } else if (skill->digest != (entry.is_object() ? entry.value("digest", "") : "")) {
+      drift.push_back("skill " + name + " changed (its SKILL.md or a file beside it, in " + skill->dir + ")");
     }
   }
   if (!drift.empty()) {
@@ -220,7 +240,24 @@ Result<RunEnvironment> environment_of(const EnvironmentSnapshotRecord& snapshot)
   for (const json& entry : body.value("toolCatalog", json::array())) {
     env.tool_names.push_back(entry.value("name", ""));
   }
+  if (const std::string listed = skills_prompt(body.value("skills", json::array())); !listed.empty()) {
+    env.model.system_prompt += (env.model.system_prompt.empty() ? "" : "\n\n") + listed;
+  }
   return env;
+}
+
+std::string skills_prompt(const json& skills) {
+  if (!skills.is_array() || skills.empty()) return "";
+  std::string out =
+      "# Skills\n"
+      "Skills are instructions for particular tasks, with files that may come with them. Before doing a task "
+      "that a skill below covers, read the skill with the read_skill tool (give its name; then its files, "
+      "with `path`, as its instructions say).\n";
+  for (const json& skill : skills) {
+    if (!skill.is_object()) continue;
+    out += "- " + skill.value("name", "") + ": " + skill.value("description", "") + "\n";
+  }
+  return out;
 }
 
 }  // namespace keel

@@ -5,6 +5,7 @@
 
 #include "engine/engine_errors.h"
 #include "engine/engine_harness.h"
+#include "testing/fake_skill_catalog.h"
 #include "util/sha256.h"
 
 namespace keel {
@@ -198,6 +199,71 @@ TEST_F(RunEnvironmentTest, AVersion1SnapshotWithoutTrustAndProvenanceIsCompleted
   v1.digest = *json_fingerprint(v1.body);
   EXPECT_NE(drift_of(verify_environment(v1, transport, *registry.snapshot())).find("read_notes"),
             std::string::npos);
+}
+
+// ---- skills (issue 19, point 6) ----
+
+TEST_F(RunEnvironmentTest, WithoutReadSkillASnapshotIsTheSameAsWithoutSkills) {
+  testing::FakeSkillCatalog skills;
+  skills.add("deploy", "Ship it.", "Steps.");
+  const EnvironmentSnapshotRecord without = capture();
+  auto with_catalog = capture_environment("s1", model, transport, *registry.snapshot(), {}, {}, &skills);
+  ASSERT_TRUE(with_catalog) << with_catalog.error().to_string();
+  EXPECT_EQ(with_catalog->body["skills"], json::array());
+  EXPECT_EQ(with_catalog->digest, without.digest);
+}
+
+TEST_F(RunEnvironmentTest, ASnapshotBindsEachSkillsNameDescriptionSourceAndDigest) {
+  add("read_skill", ToolEffects::kRead);
+  testing::FakeSkillCatalog skills;
+  skills.add("deploy", "Ship it.", "Steps.", SkillSource::kProject);
+  const EnvironmentSnapshotRecord without = capture();
+  auto captured = capture_environment("s1", model, transport, *registry.snapshot(), {}, {}, &skills);
+  ASSERT_TRUE(captured) << captured.error().to_string();
+  ASSERT_EQ(captured->body["skills"].size(), 1u);
+  const json& entry = captured->body["skills"][0];
+  EXPECT_EQ(entry["name"], "deploy");
+  EXPECT_EQ(entry["description"], "Ship it.");
+  EXPECT_EQ(entry["source"], "project");
+  EXPECT_EQ(entry["digest"], skills.skills()[0].digest);
+  EXPECT_NE(captured->digest, without.digest);
+  // The run's prompt lists the skills it bound, after the configured prompt.
+  auto env = environment_of(*captured);
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->model.system_prompt, "Be brief.\n\n" + skills_prompt(captured->body["skills"]));
+  EXPECT_NE(env->model.system_prompt.find("- deploy: Ship it.\n"), std::string::npos);
+  EXPECT_EQ(environment_of(without)->model.system_prompt, "Be brief.");
+  // A model without tools cannot read skills: none are bound.
+  model.tool_use = false;
+  auto no_tools = capture_environment("s1", model, transport, *registry.snapshot(), {}, {}, &skills);
+  ASSERT_TRUE(no_tools);
+  EXPECT_EQ(no_tools->body["skills"], json::array());
+}
+
+TEST_F(RunEnvironmentTest, ASkillThatChangedOrIsGoneRefusesRecoveryNamingIt) {
+  add("read_skill", ToolEffects::kRead);
+  testing::FakeSkillCatalog skills;
+  skills.add("deploy", "Ship it.", "Steps.");
+  skills.add("lint", "Lint.", "Run it.");
+  auto captured = capture_environment("s1", model, transport, *registry.snapshot(), {}, {}, &skills);
+  ASSERT_TRUE(captured);
+  EXPECT_TRUE(verify_environment(*captured, transport, *registry.snapshot(), &skills));
+
+  testing::FakeSkillCatalog edited;
+  edited.add("deploy", "Ship it.", "Other steps.");
+  edited.add("lint", "Lint.", "Run it.");
+  edited.add("new-one", "Added later: no drift.", "x");
+  const std::string changed =
+      drift_of(verify_environment(*captured, transport, *registry.snapshot(), &edited));
+  EXPECT_NE(changed.find("skill deploy changed"), std::string::npos) << changed;
+  EXPECT_EQ(changed.find("lint"), std::string::npos) << changed;
+
+  testing::FakeSkillCatalog fewer;
+  fewer.add("deploy", "Ship it.", "Steps.");
+  const std::string gone = drift_of(verify_environment(*captured, transport, *registry.snapshot(), &fewer));
+  EXPECT_NE(gone.find("skill lint is no longer available"), std::string::npos) << gone;
+  const std::string off = drift_of(verify_environment(*captured, transport, *registry.snapshot(), nullptr));
+  EXPECT_NE(off.find("skill deploy is no longer available"), std::string::npos) << off;
 }
 
 // ---- through the engine (issue 14, point 7) ----

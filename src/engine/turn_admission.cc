@@ -114,7 +114,7 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
   // The environment the run starts with, frozen with it (spec §5).
   EnvironmentSnapshotRecord environment =
       KEEL_TRY(capture_environment(c_.ids.next_id(), model->settings, model->transport, *c_.tools.snapshot(),
-                                   EnvironmentLimits{}, model->name));
+                                   EnvironmentLimits{}, model->name, c_.skills));
   run.snapshot_id = KEEL_TRY(c_.snapshots.put(tx, std::move(environment))).id;
   a.run = KEEL_TRY(c_.runs.create(tx, std::move(run)));
   NewNode turn_context;

@@ -33,7 +33,8 @@ struct TurnAdmissionContext {
   RunRepository& runs;
   SnapshotRepository& snapshots;
   ToolRegistry& tools;
-  const ModelCatalog& models;  // the run takes its thread's model from here, or the default one
+  const ModelCatalog& models;            // the run takes its thread's model from here, or the default one
+  const SkillCatalog* skills = nullptr;  // optional: the skills the run binds (EngineDeps::skills)
 };
 
 // A turn admitted in the caller's transaction.

@@ -79,7 +79,7 @@ Result<void> TurnRunner::load_environment() {
   // started under an earlier configuration just as a recovered one does, and for a run admitted a moment
   // ago the check costs one digest of a small body.
   const CatalogModel* model = KEEL_TRY(model_of_run(snapshot, engine.models()));
-  KEEL_TRY(verify_environment(snapshot, model->transport, *turn_.generation));
+  KEEL_TRY(verify_environment(snapshot, model->transport, *turn_.generation, engine.deps().skills));
   RunEnvironment env = KEEL_TRY(environment_of(snapshot));
   turn_.model = std::move(env.model);
   turn_.provider = model->provider;
