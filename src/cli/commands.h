@@ -111,7 +111,10 @@ struct McpListOptions {
   bool json = false;
 };
 int mcp_list_command(const CommandContext& context, const McpListOptions& options);
+
 struct SkillsOptions {
+  bool json = false;
+};
 // keel skills list: the configured skills and the problems of those that could not be loaded; kExitFailed
 // when a skill could not be loaded (so a check in CI notices), kExitOk otherwise.
 int skills_command(const CommandContext& context, const SkillsOptions& options);

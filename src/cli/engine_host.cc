@@ -226,6 +226,7 @@ class EngineHost::Impl {
       if (!skills_->skills().empty()) {
         auto registered = tools_.register_tool(std::make_shared<skills::ReadSkillTool>(*skills_));
         if (!registered) return std::unexpected(std::move(registered.error()));
+      }
     }
 
     EngineOptions engine_options;
