@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   keel::fuzz::require(keel::skills::is_skill_name(doc->name), "an accepted name outside [a-z0-9-]{1,64}");
   keel::fuzz::require(!doc->description.empty(), "an empty description accepted");
   keel::fuzz::require(doc->description.find('\n') == std::string::npos, "a description over two lines");
-  keel::fuzz::require(doc->description.size() <= 4 * limits.max_description_chars, "a description over its bound");
+  keel::fuzz::require(doc->description.size() <= 4 * limits.max_description_chars,
+                      "a description over its bound");
   keel::fuzz::require(text.ends_with(doc->body), "a body that is not the end of the file");
   return 0;
 }
