@@ -100,6 +100,13 @@ class ToolRegistry {
   Result<std::shared_ptr<const ToolDescriptor>> register_tool(std::shared_ptr<AgentTool> tool);
   // Removes a tool (e.g. before an MCP reconnect registers it again). tool.not_found when absent.
   Result<void> unregister_tool(const std::string& name);
+  // Removes the tools named in `remove` (names not registered are skipped) and registers `add`, all in one
+  // new generation, so no snapshot sees the set half changed (an MCP server's tools after list_changed or a
+  // reconnect). Each added tool succeeds or fails on its own, as register_tool() would (a name `remove`
+  // frees may be taken again); the result has one entry per added tool, in order. No change at all: no new
+  // generation.
+  std::vector<Result<std::shared_ptr<const ToolDescriptor>>> replace_tools(
+      const std::vector<std::string>& remove, std::vector<std::shared_ptr<AgentTool>> add);
   std::shared_ptr<const ToolRegistryGeneration> snapshot() const;
 
   // An empty generation: what a model with toolUse:false is bound to.

@@ -91,6 +91,37 @@ TEST(ToolRegistryTest, DuplicateNameIsRejectedWithBothSummaries) {
   EXPECT_EQ(registry.snapshot()->find("fake")->descriptor->effects, ToolEffects::kRead);
 }
 
+TEST(ToolRegistryTest, ReplaceToolsChangesTheSetInOneGeneration) {
+  ToolRegistry registry;
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("a")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("b")).has_value());
+  ASSERT_TRUE(registry.register_tool(std::make_shared<FakeTool>("keep")).has_value());
+  const auto before = registry.snapshot();
+  auto bad = std::make_shared<FakeTool>("bad name!");
+  const auto results = registry.replace_tools(
+      {"a", "b", "absent"}, {std::make_shared<FakeTool>("a", ToolEffects::kWrite),
+                             std::make_shared<FakeTool>("c"), std::make_shared<FakeTool>("keep"), bad});
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_TRUE(results[0].has_value());  // a name the same call freed
+  EXPECT_TRUE(results[1].has_value());
+  ASSERT_FALSE(results[2].has_value());
+  EXPECT_EQ(results[2].error().code(), codes::kToolDuplicate);
+  ASSERT_FALSE(results[3].has_value());
+  EXPECT_EQ(results[3].error().code(), codes::kInvalidArgument);
+  const auto after = registry.snapshot();
+  EXPECT_EQ(after->number(), before->number() + 1);
+  EXPECT_EQ(after->find("a")->descriptor->effects, ToolEffects::kWrite);
+  EXPECT_EQ(after->find("b"), nullptr);
+  EXPECT_NE(after->find("c"), nullptr);
+  EXPECT_NE(after->find("keep"), nullptr);
+  // The earlier generation is untouched.
+  EXPECT_EQ(before->find("a")->descriptor->effects, ToolEffects::kRead);
+  EXPECT_NE(before->find("b"), nullptr);
+  // Nothing to change: no new generation.
+  EXPECT_TRUE(registry.replace_tools({"absent"}, {}).empty());
+  EXPECT_EQ(registry.snapshot()->number(), after->number());
+}
+
 TEST(ToolRegistryTest, InvalidSpecIsRejectedAndLeavesTheRegistryUnchanged) {
   ToolRegistry registry;
   auto bad = std::make_shared<FakeTool>("bad name");

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -230,9 +232,15 @@ struct McpHost::Core : std::enable_shared_from_this<McpHost::Core> {
     for (const McpToolInfo& info : listed) server_names.push_back(info.name);
     const std::vector<Result<std::string>> names = assign_tool_names(settings.name, server_names);
 
+    // Unchanged tools stay as they are; changed and new ones, and the removal of vanished ones, go into
+    // the registry as one new generation (replace_tools), so no turn binds a half-updated set.
     std::map<std::string, std::shared_ptr<const ToolDescriptor>> kept;
-    std::vector<McpToolStatus> statuses;
+    std::vector<std::optional<McpToolStatus>> statuses(listed.size());
     std::vector<McpSkippedTool> skipped;
+    std::vector<std::string> remove;
+    std::vector<std::shared_ptr<AgentTool>> add;
+    std::vector<size_t> added_index;  // the listed tool each entry of `add` came from
+    std::set<std::string> listed_names;
     for (size_t i = 0; i < listed.size(); ++i) {
       const McpToolInfo& info = listed[i];
       if (!names[i]) {
@@ -249,25 +257,35 @@ struct McpHost::Core : std::enable_shared_from_this<McpHost::Core> {
         skipped.push_back({info.name, descriptor.error()});
         continue;
       }
+      listed_names.insert(*names[i]);
+      statuses[i] = McpToolStatus{*names[i], info.name, descriptor->effects, descriptor->recovery};
       const auto old = server.registered.find(*names[i]);
       if (old != server.registered.end() && old->second->digest == descriptor->digest) {
-        kept[*names[i]] = old->second;  // unchanged: no new generation for it
-      } else {
-        if (old != server.registered.end()) (void)registry.unregister_tool(*names[i]);
-        auto registered = registry.register_tool(*tool);
-        if (!registered) {
-          skipped.push_back({info.name, registered.error()});
-          continue;
-        }
-        kept[*names[i]] = *registered;
+        kept[*names[i]] = old->second;
+        continue;
       }
-      statuses.push_back({*names[i], info.name, descriptor->effects, descriptor->recovery});
+      if (old != server.registered.end()) remove.push_back(*names[i]);
+      add.push_back(std::move(*tool));
+      added_index.push_back(i);
     }
     for (const auto& [keel_name, descriptor] : server.registered) {
-      if (!kept.contains(keel_name)) (void)registry.unregister_tool(keel_name);
+      if (!listed_names.contains(keel_name)) remove.push_back(keel_name);
+    }
+    const auto results = registry.replace_tools(remove, std::move(add));
+    for (size_t j = 0; j < results.size(); ++j) {
+      const size_t i = added_index[j];
+      if (results[j]) {
+        kept[statuses[i]->keel_name] = *results[j];
+      } else {
+        skipped.push_back({listed[i].name, results[j].error()});
+        statuses[i].reset();
+      }
+    }
+    server.tools.clear();
+    for (auto& status : statuses) {
+      if (status) server.tools.push_back(std::move(*status));
     }
     server.registered = std::move(kept);
-    server.tools = std::move(statuses);
     server.skipped = std::move(skipped);
   }
 
@@ -336,7 +354,9 @@ struct McpHost::Core : std::enable_shared_from_this<McpHost::Core> {
   }
 
   void unregister_all(Server& server) {
-    for (const auto& [keel_name, descriptor] : server.registered) (void)registry.unregister_tool(keel_name);
+    std::vector<std::string> names;
+    for (const auto& [keel_name, descriptor] : server.registered) names.push_back(keel_name);
+    if (!names.empty()) (void)registry.replace_tools(names, {});
     server.registered.clear();
     server.tools.clear();
   }

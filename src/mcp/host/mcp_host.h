@@ -18,8 +18,9 @@
 //     session resets it. Time comes from the injected Clock and Scheduler (tests use SimulatedTime).
 //   - tools/list_changed lists again and brings the registry in step: removed tools unregistered, changed
 //     ones (their descriptor digest differs) unregistered and registered again, unchanged ones left alone.
-//     The registry makes a new generation for each change; a run keeps the generation it bound, so a
-//     reconnect or a changed list never changes a running turn's tools.
+//     Each list's changes reach the registry as one new generation (ToolRegistry::replace_tools), so no
+//     turn binds a half-updated set; a run keeps the generation it bound, so a reconnect or a changed list
+//     never changes a running turn's tools.
 //   - A tool calls its server's current session; while the server is not ready the call fails with
 //     mcp.server_unavailable.
 //

@@ -275,7 +275,7 @@ TEST_F(McpHostTest, ListChangedReregistersChangedToolsAndARunningGenerationKeeps
   ASSERT_EQ(session->list_calls(), 2);
 
   const auto now = registry_.snapshot();
-  EXPECT_GT(now->number(), running->number());
+  EXPECT_EQ(now->number(), running->number() + 1);  // the whole change in one generation
   EXPECT_NE(now->find("docs__search")->descriptor->digest, old_digest);
   EXPECT_EQ(now->find("docs__fetch")->descriptor, fetch_before);  // unchanged: not registered again
   EXPECT_NE(now->find("docs__added"), nullptr);
