@@ -15,12 +15,12 @@
 
 #include "keel/cancellation.h"
 #include "keel/error_codes.h"
-#include "util/thread_annotations.h"
 #include "mcp/client/http_errors.h"
 #include "mcp/mcp_errors.h"
 #include "providers/http/http_errors.h"
 #include "providers/provider_errors.h"
 #include "providers/sse/sse_parser.h"
+#include "util/thread_annotations.h"
 
 namespace keel::mcp {
 namespace {
@@ -498,7 +498,7 @@ class StreamHandler final : public providers::HttpStreamHandler {
 
   void on_complete(Result<void> result) override {
     if (failure_) return exchange_->fail(*failure_);
-    if (mode_ == Mode::kIgnore || exchange_->answered()) return exchange_->finish();
+    if ((head_received_ && mode_ == Mode::kIgnore) || exchange_->answered()) return exchange_->finish();
     if (!result) {
       if (result.error().code() == codes::kCancelled) return exchange_->finish();  // close(), or answered
       if (mode_ == Mode::kSse)
