@@ -138,6 +138,7 @@ int64_t JsonRpcClient::request(const std::string& method, json params, RpcReques
       pending.idle_deadline = now + options.idle_timeout;
       pending.total_deadline = now + options.max_total;
       pending.cancel_on_timeout = options.cancel_on_timeout;
+      pending.errors_as_values = options.errors_as_values;
       pending_.emplace(id, std::move(pending));
     }
   }
@@ -297,6 +298,10 @@ void JsonRpcClient::handle_response(const json& message) {
     return;
   }
   if (const auto error = message.find("error"); error != message.end()) {
+    if (pending->errors_as_values) {
+      pending->done(json{{"error", *error}});
+      return;
+    }
     pending->done(fail(codes::kMcpRpcError, pending->method + ": " + describe_rpc_error(*error)));
   } else {
     pending->done(message["result"]);

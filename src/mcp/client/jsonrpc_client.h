@@ -48,6 +48,9 @@ struct RpcRequestOptions {
   std::function<void(McpProgress)> on_progress;
   // On a timeout, tell the server with notifications/cancelled (false for a probe the server may not know).
   bool cancel_on_timeout = true;
+  // A JSON-RPC error answer completes `done` with the value {"error": <the error object>} instead of
+  // mcp.rpc_error, for a caller that decides by the error's code (the version probe).
+  bool errors_as_values = false;
 };
 
 class JsonRpcClient : public std::enable_shared_from_this<JsonRpcClient> {
@@ -90,6 +93,7 @@ class JsonRpcClient : public std::enable_shared_from_this<JsonRpcClient> {
     std::chrono::steady_clock::time_point idle_deadline;
     std::chrono::steady_clock::time_point total_deadline;
     bool cancel_on_timeout = true;
+    bool errors_as_values = false;
   };
   // What the timer thread shares with the client without keeping it alive: it waits here, and locks the
   // client (a weak_ptr) only to fire deadlines.

@@ -13,9 +13,10 @@
 //     McpSessionEvents.
 //
 // Threading: every method may be called from any thread; `done` callbacks and events run on the
-// session's transport thread, never under a lock the caller holds, and must not block for long. A
-// completion callback is called exactly once, also when the session closes first (mcp.server_exited,
-// mcp.transport_closed).
+// session's transport thread (or its timer thread for a timeout, or the thread that cancelled or closed),
+// never under a lock of the session's, and must not block for long. A completion callback is called exactly
+// once, also when the session closes first (mcp.server_exited, mcp.transport_closed). on_progress may still
+// run once while a call is being cancelled from another thread.
 #pragma once
 
 #include <chrono>
@@ -86,8 +87,12 @@ struct McpLogMessage {
 struct McpSessionEvents {
   std::function<void()> on_tools_changed;  // notifications/tools/list_changed
   std::function<void(McpLogMessage)> on_log;
-  // The session ended (server exited, transport closed, protocol violation it cannot continue after).
+  // The session ended by itself (server exited, channel lost); not called for close(). Pending calls have
+  // failed with the same reason.
   std::function<void(const Error& reason)> on_closed;
+  // Something wrong the session survived (stray output, an unexpected response id, a malformed tools/list
+  // entry that was skipped), or, with is_log, a line the server wrote on stderr (mcp.server_log).
+  std::function<void(const Error& problem, bool is_log)> on_problem;
 };
 
 class McpSession {

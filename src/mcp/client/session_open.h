@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "keel/clock.h"
 #include "keel/error.h"
 #include "mcp/client/mcp_session.h"
 #include "mcp/client/mcp_transport.h"
@@ -29,6 +30,16 @@ struct McpClientOptions {
   // over max_message_bytes is refused by the transport.
   size_t max_tools = 1000;
   size_t max_message_bytes = size_t{16} << 20;
+  // How long the server/discover probe waits before deciding the server is of the older generation
+  // (bounded by handshake_timeout). Legacy servers that ignore unknown methods cost this much at start.
+  std::chrono::milliseconds probe_timeout = std::chrono::seconds(5);
+  // tools/list pages beyond this many fail with mcp.too_many_tools (a server looping on its cursor).
+  size_t max_tool_pages = 100;
+  // Each tools/list page must arrive within this.
+  std::chrono::milliseconds list_timeout = std::chrono::seconds(60);
+  // Deadlines of calls are measured on this clock (null: the system clock). The handshake's own timeouts
+  // are real time.
+  std::shared_ptr<const Clock> clock;
 };
 
 Result<std::shared_ptr<McpSession>> open_mcp_session(std::unique_ptr<McpTransport> transport,
