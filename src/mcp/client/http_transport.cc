@@ -550,6 +550,7 @@ class StreamHandler final : public providers::HttpStreamHandler {
 
   void complete_json() {
     json parsed = json::parse(body_, nullptr, /*allow_exceptions=*/false);
+    const bool not_json = parsed.is_discarded();
     if (parsed.is_object()) {
       exchange_->received(exchange_->adopt(std::move(parsed)));
     } else if (parsed.is_array()) {  // a batch (2025-03-26 allowed servers to answer with one)
@@ -558,7 +559,7 @@ class StreamHandler final : public providers::HttpStreamHandler {
       }
     }
     if (exchange_->answered()) return exchange_->finish();
-    if (parsed.is_discarded()) {
+    if (not_json) {
       return exchange_->fail(
           Error(codes::kMcpBadResponse, "the server's JSON answer is not JSON: " + excerpt(body_)));
     }
