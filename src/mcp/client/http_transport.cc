@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -79,6 +80,16 @@ bool valid_session_id(std::string_view id) {
   return !id.empty() && id.size() <= 1024 &&
          std::all_of(id.begin(), id.end(), [](char c) { return c >= 0x21 && c <= 0x7e; });
 }
+
+// An HTTP token (RFC 9110 tchar): what a header name may hold.
+bool valid_header_token(std::string_view name) {
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  });
+}
+
+constexpr size_t kMaxToolsWithParamHeaders = 10'000;
 
 // A short, printable excerpt of a body for an error message.
 std::string excerpt(std::string_view body) {
@@ -183,6 +194,59 @@ class Shared : public std::enable_shared_from_this<Shared> {
       Result<std::string> token = options_.bearer_token();
       if (!token) return fail(token.error().with_context("getting the MCP server's bearer token"));
       headers.push_back({"Authorization", "Bearer " + *token});
+    }
+    return headers;
+  }
+
+  // --- x-mcp-header declarations (2026-07-28), learnt from the tools/list answers that pass through. ---
+  void learn_param_headers(const json& result) {
+    const auto tools = result.find("tools");
+    if (!result.is_object() || tools == result.end() || !tools->is_array()) return;
+    MutexLock lock(mu_);
+    for (const json& tool : *tools) {
+      if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) continue;
+      std::vector<std::pair<std::string, std::string>> declared;
+      const json schema = tool.value("inputSchema", json::object());
+      const json properties = schema.is_object() ? schema.value("properties", json::object()) : json();
+      if (properties.is_object()) {
+        for (const auto& [property, definition] : properties.items()) {
+          if (!definition.is_object()) continue;
+          const auto header = definition.find("x-mcp-header");
+          if (header == definition.end() || !header->is_string() ||
+              !valid_header_token(header->get<std::string>()))
+            continue;
+          declared.emplace_back(property, header->get<std::string>());
+        }
+      }
+      if (declared.empty()) {
+        param_headers_.erase(tool["name"].get<std::string>());
+      } else if (param_headers_.size() < kMaxToolsWithParamHeaders) {
+        param_headers_[tool["name"].get<std::string>()] = std::move(declared);
+      }
+    }
+  }
+  // Mcp-Param-<Name> headers for a tools/call: each declared argument that is a string, number or boolean.
+  std::vector<HttpHeader> param_headers(const json& params) const {
+    std::vector<HttpHeader> headers;
+    if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) return headers;
+    const json arguments = params.value("arguments", json::object());
+    if (!arguments.is_object()) return headers;
+    MutexLock lock(mu_);
+    const auto tool = param_headers_.find(params["name"].get<std::string>());
+    if (tool == param_headers_.end()) return headers;
+    for (const auto& [property, name] : tool->second) {
+      const auto value = arguments.find(property);
+      if (value == arguments.end()) continue;
+      std::string text;
+      if (value->is_string())
+        text = encode_header_value(value->get<std::string>());
+      else if (value->is_boolean())
+        text = value->get<bool>() ? "true" : "false";
+      else if (value->is_number())
+        text = value->dump();
+      else
+        continue;  // null, arrays and objects are not mirrored
+      headers.push_back({"Mcp-Param-" + name, text});
     }
     return headers;
   }
@@ -300,6 +364,7 @@ class Shared : public std::enable_shared_from_this<Shared> {
   std::string session_id_ GUARDED_BY(mu_);
   std::string protocol_version_ GUARDED_BY(mu_);
   uint64_t next_exchange_ GUARDED_BY(mu_) = 1;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> param_headers_ GUARDED_BY(mu_);
   std::map<uint64_t, std::shared_ptr<CancellationSource>> exchanges_ GUARDED_BY(mu_);
 
   Mutex timer_mu_;
@@ -345,7 +410,11 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   // A message from the server, from either transfer.
   void received(json message) {
-    if (id_ && is_response(message) && message["id"] == *id_) answered_ = true;
+    if (id_ && is_response(message) && message["id"] == *id_) {
+      answered_ = true;
+      if (method_ == "tools/list" && message.contains("result"))
+        shared_->learn_param_headers(message["result"]);
+    }
     shared_->deliver_message(std::move(message));
     if (answered_)
       cancel_->cancel("answered");  // a stream kept open after the answer has nothing more for us
@@ -670,6 +739,9 @@ class HttpTransport final : public McpTransport {
       headers->push_back({"Mcp-Method", method});
       if (const std::string name = mcp_name_header(method, params); !name.empty())
         headers->push_back({"Mcp-Name", encode_header_value(name)});
+      if (method == "tools/call") {
+        for (HttpHeader& header : shared_->param_headers(params)) headers->push_back(std::move(header));
+      }
     }
     auto exchange = std::make_shared<Exchange>(shared_, message, std::move(body), std::move(*headers));
     Result<uint64_t> number = shared_->admit(exchange->cancel_source());

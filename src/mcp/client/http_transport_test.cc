@@ -218,6 +218,40 @@ TEST(HttpTransport, The2026RevisionCarriesMcpMethodAndMcpNameFromTheMessage) {
   EXPECT_EQ(by_method["prompts/get"].header("mcp-name"), "=?base64?Z3LDvMOfZQ==?=");
 }
 
+TEST(HttpTransport, DeclaredToolArgumentsAreMirroredAsMcpParamHeadersIn2026) {
+  const json tools = {{"tools",
+                       {{{"name", "t"},
+                         {"inputSchema",
+                          {{"type", "object"},
+                           {"properties",
+                            {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                             {"count", {{"type", "integer"}, {"x-mcp-header", "Count"}}},
+                             {"flag", {{"type", "boolean"}, {"x-mcp-header", "Flag"}}},
+                             {"city", {{"type", "string"}, {"x-mcp-header", "City"}}},
+                             {"bad", {{"type", "string"}, {"x-mcp-header", "Bad Name"}}},
+                             {"plain", {{"type", "string"}}}}}}}}}}};
+  Fixture f([&](const TestRequest& r, TestConnection& c) {
+    const json message = body_of(r);
+    c.json(200, result(message["id"], message["method"] == "tools/list" ? tools : json::object()).dump());
+  });
+  const json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}};
+  ASSERT_TRUE(f.transport->send(request(1, "tools/list", {{"_meta", meta}})));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  const json arguments = {{"region", "us-west1"}, {"count", 42}, {"flag", false},
+                          {"city", "Köln"},       {"bad", "x"},  {"plain", "y"}};
+  ASSERT_TRUE(f.transport->send(
+      request(2, "tools/call", {{"name", "t"}, {"arguments", arguments}, {"_meta", meta}})));
+  ASSERT_TRUE(f.recorder.wait_messages(2));
+  const TestRequest call = f.server.requests().at(1);
+  EXPECT_EQ(call.header("mcp-param-region"), "us-west1");
+  EXPECT_EQ(call.header("mcp-param-count"), "42");
+  EXPECT_EQ(call.header("mcp-param-flag"), "false");
+  EXPECT_EQ(call.header("mcp-param-city"), "=?base64?S8O2bG4=?=");
+  size_t params = 0;
+  for (const auto& [name, value] : call.headers) params += name.starts_with("mcp-param-") ? 1 : 0;
+  EXPECT_EQ(params, 4u);  // not the undeclared argument, not the invalid declaration
+}
+
 TEST(HttpTransport, HeaderValuesThatAreNotPlainAsciiAreBase64Encoded) {
   EXPECT_EQ(encode_header_value("echo"), "echo");
   EXPECT_EQ(encode_header_value(" lead"), "=?base64?IGxlYWQ=?=");

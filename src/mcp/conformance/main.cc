@@ -14,6 +14,8 @@
 #include <future>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mcp/client/http_transport.h"
 #include "mcp/client/session_open.h"
@@ -81,21 +83,36 @@ int run(const std::string& url) {
     (*session)->close();
     return 1;
   }
+  // The scenario may name the calls to make (MCP_CONFORMANCE_CONTEXT {"toolCalls":[{name, arguments}]});
+  // otherwise every listed tool is called once.
+  std::vector<std::pair<std::string, json>> calls;
+  if (const char* context = std::getenv("MCP_CONFORMANCE_CONTEXT")) {
+    const json parsed = json::parse(context, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_object() && parsed.contains("toolCalls") && parsed["toolCalls"].is_array()) {
+      for (const json& call : parsed["toolCalls"]) {
+        if (call.is_object() && call.contains("name") && call["name"].is_string())
+          calls.emplace_back(call["name"].get<std::string>(), call.value("arguments", json::object()));
+      }
+    }
+  }
+  if (calls.empty()) {
+    for (const auto& tool : *tools) calls.emplace_back(tool.name, sample_arguments(tool.input_schema));
+  }
   int status = 0;
-  for (const auto& tool : *tools) {
+  for (const auto& [name, arguments] : calls) {
     keel::mcp::McpCallRequest call;
-    call.tool = tool.name;
-    call.arguments = sample_arguments(tool.input_schema);
+    call.tool = name;
+    call.arguments = arguments;
     call.idle_timeout = std::chrono::seconds(15);
     std::promise<keel::Result<keel::mcp::McpCallResult>> called;
     (*session)->call_tool(std::move(call),
                           [&](keel::Result<keel::mcp::McpCallResult> result) { called.set_value(result); });
     auto result = called.get_future().get();
     if (!result) {
-      std::cerr << "tools/call " << tool.name << ": " << result.error().to_string() << "\n";
+      std::cerr << "tools/call " << name << ": " << result.error().to_string() << "\n";
       status = 1;
     } else {
-      std::cerr << "tools/call " << tool.name << ": " << result->content.dump().substr(0, 200) << "\n";
+      std::cerr << "tools/call " << name << ": " << result->content.dump().substr(0, 200) << "\n";
     }
   }
   (*session)->close();
