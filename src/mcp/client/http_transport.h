@@ -10,7 +10,10 @@
 //     `params._meta["io.modelcontextprotocol/protocolVersion"]` (2026-07-28 requires both to agree);
 //   - for 2026-07-28 and later: Mcp-Method (the message's method) and Mcp-Name (params.name of tools/call and
 //     prompts/get, params.uri of resources/read, params.taskId of tasks/*), a value that is not plain
-//     printable ASCII sent as `=?base64?<Base64 of its UTF-8>?=`;
+//     printable ASCII sent as `=?base64?<Base64 of its UTF-8>?=`; and on tools/call, Mcp-Param-<Name> for
+//     each argument whose input-schema property declares `"x-mcp-header": "<Name>"` (learnt from the
+//     tools/list answers that pass through; strings encoded the same way, numbers and booleans as JSON,
+//     others skipped);
 //   - Authorization: Bearer <token> when a token provider is configured (asked before every request, so a
 //     refreshed token is used at once). Tokens never appear in messages, errors or logs.
 //
