@@ -78,6 +78,9 @@ Result<Generation> probe(McpSessionImpl& session, const McpClientOptions& option
     return Generation::kLegacy;  // method not found, not initialized, ...: an older server
   }
   const json versions = reply->is_object() ? reply->value("supportedVersions", json()) : json();
+  // A DiscoverResult always lists supportedVersions; a result without them is an older server answering
+  // every method it does not know with an empty result (the conformance suite's legacy mock servers do).
+  if (!versions.is_array()) return Generation::kLegacy;
   if (versions.is_array() &&
       std::ranges::none_of(versions, [](const json& v) { return v == kModernRevision; })) {
     if (names_legacy_revision(versions)) return Generation::kLegacy;
