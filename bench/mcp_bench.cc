@@ -85,7 +85,7 @@ void BM_HundredServersFiftyToolsEach(benchmark::State& state) {
       settings.push_back(std::move(server));
     }
     const long before = rss_kib();
-    McpHost host(std::move(settings), make_mcp_session_factory(), registry, clock, scheduler);
+    McpHost host(std::move(settings), make_mcp_session_factory(nullptr), registry, clock, scheduler);
     host.start();
     const bool settled = host.wait_until(
         [&](const std::vector<McpServerStatus>& all) {

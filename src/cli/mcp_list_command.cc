@@ -69,7 +69,8 @@ int mcp_list_command(const CommandContext& context, const McpListOptions& option
   ToolRegistry registry;
   std::vector<mcp::McpServerStatus> servers;
   {
-    mcp::McpHost host(settings, mcp_session_factory(), registry, clock, scheduler);
+    // No store and no resolver here: a server with a credential shows as unavailable (docs/mcp-client.md).
+    mcp::McpHost host(settings, mcp_session_factory(nullptr), registry, clock, scheduler);
     host.start();
     host.activate();
     // The host's own connect timers end every attempt within `bound`; the margin only covers their delivery.

@@ -5,14 +5,24 @@
 
 namespace keel::cli {
 
-mcp::McpSessionFactory mcp_session_factory() {
-#if defined(KEEL_MCP_CLIENT)
-  return mcp::make_mcp_session_factory();
-#else
-  // TODO(lead): goes away once the MCP client library is merged (src/mcp/host/CMakeLists.txt builds
-  // keel_mcp_session_factory and src/cli/CMakeLists.txt defines KEEL_MCP_CLIENT).
-  return mcp::unavailable_session_factory();
-#endif
+mcp::McpSessionFactory mcp_session_factory(const config::CredentialResolver* credentials) {
+  if (credentials == nullptr) return mcp::make_mcp_session_factory(nullptr);
+  return mcp::make_mcp_session_factory(
+      [credentials](const std::string& reference) -> Result<std::optional<std::string>> {
+        // The reference as config::CredentialRef::reference() wrote it: "env:NAME" or a stored id.
+        config::CredentialRef ref;
+        if (reference.starts_with("env:")) {
+          ref.source = config::CredentialRef::Source::kEnvironment;
+          ref.name = reference.substr(4);
+        } else {
+          ref.source = config::CredentialRef::Source::kStored;
+          ref.name = reference;
+        }
+        auto secret = credentials->resolve(ref);
+        if (!secret) return std::unexpected(secret.error());
+        if (!*secret) return std::optional<std::string>();
+        return std::optional<std::string>(std::string((*secret)->reveal()));
+      });
 }
 
 }  // namespace keel::cli

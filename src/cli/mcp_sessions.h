@@ -1,12 +1,14 @@
-// cli/mcp_sessions.h — the MCP session factory the commands use: the real client when the build has it
-// (keel_mcp_session_factory, mcp/host/session_factory.h), otherwise one that reports every server as
-// unavailable, so configured servers show up as failed with that reason instead of silently missing.
+// cli/mcp_sessions.h — the MCP session factory the commands use (mcp/host/session_factory.h), with bearer
+// tokens of HTTP servers read through the configuration's credential resolver.
 #pragma once
 
+#include "config/credential_resolver.h"
 #include "mcp/host/mcp_host.h"
 
 namespace keel::cli {
 
-mcp::McpSessionFactory mcp_session_factory();
+// `credentials` may be null (a command without the store): a server with a credential then fails to connect
+// with mcp.server_unavailable. Otherwise it must outlive every session the factory opens.
+mcp::McpSessionFactory mcp_session_factory(const config::CredentialResolver* credentials);
 
 }  // namespace keel::cli

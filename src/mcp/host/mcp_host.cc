@@ -436,10 +436,4 @@ void McpHost::shutdown() {
   for (auto& worker : workers) worker.thread.join();
 }
 
-McpSessionFactory unavailable_session_factory() {
-  return [](const McpServerSettings& server, McpSessionEvents) -> Result<std::shared_ptr<McpSession>> {
-    return fail(codes::kMcpServerUnavailable, "MCP server " + server.name + ": this build has no MCP client");
-  };
-}
-
 }  // namespace keel::mcp

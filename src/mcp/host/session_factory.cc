@@ -1,28 +1,54 @@
-// mcp/host/session_factory.cc — make_mcp_session_factory() (session_factory.h). Built only with the MCP
-// client library (src/mcp/host/CMakeLists.txt).
+// mcp/host/session_factory.cc — make_mcp_session_factory() (session_factory.h).
 #include "mcp/host/session_factory.h"
 
+#include "mcp/client/http_transport.h"
 #include "mcp/client/session_open.h"
 #include "mcp/client/stdio_transport.h"
 #include "mcp/host/mcp_host_errors.h"
 
 namespace keel::mcp {
+namespace {
 
-McpSessionFactory make_mcp_session_factory() {
-  return [](const McpServerSettings& server, McpSessionEvents events) -> Result<std::shared_ptr<McpSession>> {
-    if (!server.url.empty()) {
-      // TODO(lead): once the Streamable HTTP transport is merged, build it here from server.url, with the
-      // bearer token resolved from server.credential (config/credential_resolver.h).
-      return fail(
-          codes::kMcpServerUnavailable,
-          "MCP server " + server.name + ": Streamable HTTP servers are not supported by this build yet");
+Result<std::unique_ptr<McpTransport>> http_transport_for(const McpServerSettings& server,
+                                                         const McpBearerTokens& tokens) {
+  HttpTransportOptions options;
+  options.url = server.url;
+  options.connect_timeout = server.connect_timeout;
+  if (!server.credential.empty()) {
+    if (!tokens) {
+      return fail(codes::kMcpServerUnavailable,
+                  "MCP server " + server.name + ": its credential cannot be read here (no credential store)");
     }
-    StdioServerSpec spec;
-    spec.command = server.command;
-    spec.args = server.args;
-    spec.env = server.env;
-    spec.cwd = server.cwd;
-    std::unique_ptr<McpTransport> transport = KEEL_TRY(make_stdio_transport(std::move(spec)));
+    options.bearer_token = [tokens, reference = server.credential,
+                            name = server.name]() -> Result<std::string> {
+      auto token = tokens(reference);
+      if (!token) return std::unexpected(token.error().with_context("MCP server " + name + "'s credential"));
+      if (!*token) {
+        return fail(codes::kMcpServerUnavailable,
+                    "MCP server " + name + ": its credential '" + reference + "' holds no token");
+      }
+      return std::move(**token);
+    };
+  }
+  return make_http_transport(std::move(options));
+}
+
+}  // namespace
+
+McpSessionFactory make_mcp_session_factory(McpBearerTokens tokens) {
+  return [tokens = std::move(tokens)](const McpServerSettings& server,
+                                      McpSessionEvents events) -> Result<std::shared_ptr<McpSession>> {
+    std::unique_ptr<McpTransport> transport;
+    if (!server.url.empty()) {
+      transport = KEEL_TRY(http_transport_for(server, tokens));
+    } else {
+      StdioServerSpec spec;
+      spec.command = server.command;
+      spec.args = server.args;
+      spec.env = server.env;
+      spec.cwd = server.cwd;
+      transport = KEEL_TRY(make_stdio_transport(std::move(spec)));
+    }
     McpClientOptions options;
     options.handshake_timeout = server.connect_timeout;
     return open_mcp_session(std::move(transport), std::move(options), std::move(events));

@@ -1,17 +1,24 @@
 // mcp/host/session_factory.h — the McpSessionFactory keel uses for real servers: a stdio server is spawned
-// (make_stdio_transport) and the MCP handshake run over it (open_mcp_session), bounded by the server's
-// connect timeout. It needs the client library (keel_mcp_client); the CLI uses it when that library is
-// built (KEEL_MCP_CLIENT), and unavailable_session_factory() otherwise.
+// (make_stdio_transport), a `url` server is reached over Streamable HTTP (make_http_transport) with the
+// bearer token its credential reference names, and the MCP handshake runs over the transport
+// (open_mcp_session), bounded by the server's connect timeout.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "keel/error.h"
 #include "mcp/host/mcp_host.h"
 
 namespace keel::mcp {
 
-McpSessionFactory make_mcp_session_factory();
+// The bearer token behind a server's credential reference ("id" of a stored credential, "env:NAME"), asked
+// before every HTTP request so a rotated credential is used at once. nullopt: the server has none. The token
+// must never be logged.
+using McpBearerTokens = std::function<Result<std::optional<std::string>>(const std::string& reference)>;
 
-// Refuses every server with mcp.server_unavailable ("this build has no MCP client"): what keel uses while
-// the client library is not part of the build.
-McpSessionFactory unavailable_session_factory();
+// `tokens` may be null: then a server with a credential fails to connect with mcp.server_unavailable.
+McpSessionFactory make_mcp_session_factory(McpBearerTokens tokens);
 
 }  // namespace keel::mcp
