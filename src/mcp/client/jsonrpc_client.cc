@@ -115,11 +115,13 @@ void JsonRpcClient::report(const std::string& code, const std::string& message) 
 int64_t JsonRpcClient::request(const std::string& method, json params, RpcRequestOptions options, Done done) {
   int64_t id = 0;
   std::optional<Error> refused;
+  Done refused_done;  // called outside the lock, like every completion
   {
     MutexLock lock(mu_);
     id = next_id_++;
     if (closed_) {
       refused = *closed_;
+      refused_done = std::move(done);
     } else {
       if (!params.is_object()) params = json::object();
       if (options.with_progress) {
@@ -143,7 +145,7 @@ int64_t JsonRpcClient::request(const std::string& method, json params, RpcReques
     }
   }
   if (refused) {
-    done(fail(*refused));
+    refused_done(fail(*refused));
     return id;
   }
   rearm_timer();
