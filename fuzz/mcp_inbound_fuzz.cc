@@ -26,8 +26,8 @@ using nlohmann::json;
 bool provider_safe_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
   for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -64,7 +64,8 @@ void check_tools(const keel::mcp::McpToolPage& page) {
     names.push_back(tool.name);
     const auto input = keel::mcp::prepare_mcp_schema(tool.input_schema, keel::mcp::SchemaRole::kInput);
     require_mcp_code(input, "an input schema refused without an mcp.* code");
-    if (input) require(keel::fuzz::writable_as_json(input->dump()), "a prepared schema that cannot be written");
+    if (input)
+      require(keel::fuzz::writable_as_json(input->dump()), "a prepared schema that cannot be written");
     if (tool.output_schema) {
       const auto output = keel::mcp::prepare_mcp_schema(*tool.output_schema, keel::mcp::SchemaRole::kOutput);
       require_mcp_code(output, "an output schema refused without an mcp.* code");
