@@ -457,6 +457,16 @@ export interface ParamsThreadSetModel {
   model: string;
   expectedRevision?: number;
 }
+export interface ParamsThreadSetMcpServers {
+  threadId: string;
+  /**
+   * names of configured MCP servers ([mcp.servers.NAME]) whose tools the thread's next turns may use; absent or null: every enabled server; []: none
+   *
+   * @maxItems 64
+   */
+  servers?: string[] | null;
+  expectedRevision?: number;
+}
 export interface ParamsThreadList {}
 export interface ParamsThreadRead {
   threadId: string;
@@ -682,6 +692,18 @@ export interface ResultThreadSetModel {
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
+ * via the `definition` "result.thread.setMcpServers".
+ */
+export interface ResultThreadSetMcpServers {
+  threadId: string;
+  /**
+   * the servers chosen, sorted, each once; null: every enabled server
+   */
+  mcpServers: string[] | null;
+  revision: number;
+}
+/**
+ * This interface was referenced by `KeelProtocol`'s JSON-Schema
  * via the `definition` "result.thread.list".
  */
 export interface ResultThreadList {
@@ -693,6 +715,10 @@ export interface ResultThreadList {
      * the model the thread chose (thread.setModel); null: the default model
      */
     model?: string | null;
+    /**
+     * the MCP servers the thread enables (thread.setMcpServers); null: every enabled server
+     */
+    mcpServers?: string[] | null;
   }[];
 }
 /**
@@ -723,6 +749,10 @@ export interface ResultThreadRead {
     state: string;
     usage: {};
   }[];
+  /**
+   * the MCP servers the thread enables (thread.setMcpServers); null: every enabled server
+   */
+  mcpServers?: string[] | null;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema
@@ -1117,6 +1147,10 @@ export interface EventThreadUpdated {
    * thread.setModel: the model the thread's next turns use
    */
   model?: string;
+  /**
+   * thread.setMcpServers: the servers whose tools the thread's next turns may use; null: every enabled server
+   */
+  mcpServers?: string[] | null;
 }
 /**
  * This interface was referenced by `KeelProtocol`'s JSON-Schema

@@ -316,6 +316,7 @@ void EngineCore::Impl::handle_engine_op(Op op) {
     case kThreadFork:
     case kThreadSelectBranch:
     case kThreadSetModel:
+    case kThreadSetMcpServers:
     case kTurnSubmit:
     case kTurnInterrupt:
     case kTurnSteer:
@@ -432,7 +433,8 @@ void EngineCore::Impl::handle_on_actor(std::shared_ptr<ThreadActor> actor, Op op
     case kThreadSetModel:
       if (auto error = check_chosen_model(spec->kind, op.params)) return reject(op, thread_id, *error);
       return run_store_command(actor, op);
-    case kThreadDelete:  // thread_accepts refused them under a running turn
+    case kThreadSetMcpServers:  // names a server keel may not run now: it enables nothing until then
+    case kThreadDelete:         // thread_accepts refused them under a running turn
     case kThreadSelectBranch:
     case kThreadFork:
     case kQueueRemove:

@@ -148,6 +148,16 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
   return record;
 }
 
+std::shared_ptr<const ToolRegistryGeneration> tools_of_thread(
+    std::shared_ptr<const ToolRegistryGeneration> tools,
+    const std::optional<std::vector<std::string>>& mcp_servers) {
+  if (!mcp_servers) return tools;
+  return tools->filtered([&](const ToolDescriptor& d) {
+    return d.binding.kind != ToolBinding::Kind::kMcp ||
+           std::find(mcp_servers->begin(), mcp_servers->end(), d.binding.server) != mcp_servers->end();
+  });
+}
+
 Result<void> verify_environment(const EnvironmentSnapshotRecord& snapshot, const ProviderTransport& transport,
                                 const ToolRegistryGeneration& tools, const SkillCatalog* skills) {
   KEEL_TRY(verify_integrity(snapshot));

@@ -17,7 +17,9 @@
 // verifies, completed with the defaults its tools' levels imply and then compared.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,14 @@ Result<EnvironmentSnapshotRecord> capture_environment(std::string snapshot_id, c
 // transport.
 Result<const CatalogModel*> model_of_run(const EnvironmentSnapshotRecord& snapshot,
                                          const ModelCatalog& models);
+
+// The tools a thread's new run may use: every tool that is not an MCP server's, and the MCP tools of the
+// servers the thread enables (`mcp_servers`, thread.setMcpServers; nullopt: every server's). The run's
+// snapshot records exactly these, so recovery checks them and nothing else, and a change of the thread's
+// choice reaches only the runs that start after it.
+std::shared_ptr<const ToolRegistryGeneration> tools_of_thread(
+    std::shared_ptr<const ToolRegistryGeneration> tools,
+    const std::optional<std::vector<std::string>>& mcp_servers);
 
 // Checks a stored snapshot against the current transport, tools and skills (null: none are loaded). Errors:
 // snapshot.digest_mismatch, snapshot.version_unsupported, environment.drift (the message lists what changed,

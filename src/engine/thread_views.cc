@@ -37,6 +37,10 @@ std::string first_chars(const std::string& text, size_t max_chars) {
   return text.substr(0, end);
 }
 
+json mcp_servers_json(const ThreadRecord& thread) {
+  return thread.mcp_servers ? json(*thread.mcp_servers) : json(nullptr);
+}
+
 }  // namespace
 
 json thread_entry_json(const ThreadRecord& thread) {
@@ -46,6 +50,7 @@ json thread_entry_json(const ThreadRecord& thread) {
           {"leafNodeId", optional_json(thread.leaf_node_id)},
           {"parentThreadId", optional_json(thread.parent_thread_id)},
           {"model", optional_json(thread.model)},
+          {"mcpServers", mcp_servers_json(thread)},
           {"updatedAt", thread.updated_at}};
 }
 
@@ -94,6 +99,7 @@ Result<json> read_thread_view(Transaction& tx, ThreadRepository& threads, RunRep
               {"revision", thread.revision},
               {"leafNodeId", optional_json(thread.leaf_node_id)},
               {"model", optional_json(thread.model)},
+              {"mcpServers", mcp_servers_json(thread)},
               {"nodes", std::move(nodes)},
               {"runs", std::move(branch_runs)},
               {"latestRun", latest && *latest ? run_summary_json(**latest) : json(nullptr)}};

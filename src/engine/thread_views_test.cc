@@ -33,11 +33,12 @@ TEST(ThreadViewsTest, AThreadEntryHasThreadListsFieldsAndNullsForWhatIsMissing) 
   thread.updated_at = 42;
   thread.created_at = 7;
   const json entry = thread_entry_json(thread);
-  EXPECT_EQ(keys_of(entry), (std::vector<std::string>{"leafNodeId", "model", "parentThreadId", "revision",
-                                                      "threadId", "title", "updatedAt"}));
+  EXPECT_EQ(keys_of(entry), (std::vector<std::string>{"leafNodeId", "mcpServers", "model", "parentThreadId",
+                                                      "revision", "threadId", "title", "updatedAt"}));
   EXPECT_TRUE(entry["leafNodeId"].is_null());
   EXPECT_TRUE(entry["parentThreadId"].is_null());
   EXPECT_TRUE(entry["model"].is_null());
+  EXPECT_TRUE(entry["mcpServers"].is_null());
   thread.leaf_node_id = "n9";
   thread.parent_thread_id = "t0";
   thread.model = "fast";

@@ -113,7 +113,8 @@ Result<AdmittedTurn> TurnAdmission::admit(Transaction& tx, const std::string& th
   run.usage = json::object();
   // The environment the run starts with, frozen with it (spec §5).
   EnvironmentSnapshotRecord environment =
-      KEEL_TRY(capture_environment(c_.ids.next_id(), model->settings, model->transport, *c_.tools.snapshot(),
+      KEEL_TRY(capture_environment(c_.ids.next_id(), model->settings, model->transport,
+                                   *tools_of_thread(c_.tools.snapshot(), thread.mcp_servers),
                                    EnvironmentLimits{}, model->name, c_.skills));
   run.snapshot_id = KEEL_TRY(c_.snapshots.put(tx, std::move(environment))).id;
   a.run = KEEL_TRY(c_.runs.create(tx, std::move(run)));

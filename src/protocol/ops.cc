@@ -18,6 +18,7 @@ constexpr std::array kOps = {
     OpSpec{kThreadFork, "thread.fork", true, false, kThread, true},
     OpSpec{kThreadSelectBranch, "thread.selectBranch", true, false, kThread, true},
     OpSpec{kThreadSetModel, "thread.setModel", true, true, kThread, true},
+    OpSpec{kThreadSetMcpServers, "thread.setMcpServers", true, true, kThread, true},
     OpSpec{kThreadList, "thread.list", false, true, kEngine, false},
     OpSpec{kThreadRead, "thread.read", false, true, kEngine, false},
     OpSpec{kThreadBranches, "thread.branches", false, true, kEngine, false},

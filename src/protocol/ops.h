@@ -24,6 +24,7 @@ enum class OpKind {
   kThreadFork,
   kThreadSelectBranch,
   kThreadSetModel,
+  kThreadSetMcpServers,
   kThreadList,
   kThreadRead,
   kThreadBranches,

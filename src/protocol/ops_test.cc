@@ -22,7 +22,7 @@ TEST(OpsTest, EveryOpIsFoundByItsNameAndNamesAreUnique) {
   EXPECT_EQ(find_op(""), nullptr);
 }
 
-TEST(OpsTest, OnlyEnqueueInterruptTheResponsesPolicyTakeoverAndTheModelChoiceReachAWaitingThread) {
+TEST(OpsTest, OnlyEnqueueInterruptTheResponsesPolicyTakeoverAndTheModelAndServerChoicesReachAWaitingThread) {
   std::set<std::string_view> allowed;
   for (const OpSpec& spec : all_ops()) {
     // Engine-wide and session ops never meet a thread's wait.
@@ -30,10 +30,10 @@ TEST(OpsTest, OnlyEnqueueInterruptTheResponsesPolicyTakeoverAndTheModelChoiceRea
       if (spec.allowed_while_waiting) allowed.insert(spec.name);
     }
   }
-  EXPECT_EQ(allowed,
-            (std::set<std::string_view>{"turn.enqueue", "turn.input", "turn.interrupt", "approval.response",
-                                        "interaction.response", "queue.update", "queue.remove",
-                                        "takeover.start", "takeover.end", "thread.setModel"}));
+  EXPECT_EQ(allowed, (std::set<std::string_view>{"turn.enqueue", "turn.input", "turn.interrupt",
+                                                 "approval.response", "interaction.response", "queue.update",
+                                                 "queue.remove", "takeover.start", "takeover.end",
+                                                 "thread.setModel", "thread.setMcpServers"}));
   for (const OpSpec& spec : all_ops()) {
     if (spec.name.starts_with("policy.")) {
       EXPECT_TRUE(spec.allowed_while_waiting) << spec.name;

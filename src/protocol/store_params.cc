@@ -1,5 +1,7 @@
 #include "protocol/store_params.h"
 
+#include <algorithm>
+
 #include "keel/error_codes.h"
 #include "protocol/param_fields.h"
 #include "util/overloaded.h"
@@ -8,6 +10,33 @@ namespace keel::protocol {
 namespace {
 
 using nlohmann::json;
+
+// thread.setMcpServers' `servers`: absent (null is absent, protocol.md: every enabled server) or a list of
+// names, returned sorted and each once, so equal choices are stored alike.
+Result<std::optional<std::vector<std::string>>> optional_server_names(const json& params) {
+  const auto it = params.find("servers");
+  if (it == params.end() || it->is_null()) return std::optional<std::vector<std::string>>();
+  if (!it->is_array())
+    return fail(codes::kInvalidArgument, "'servers' must be a list of server names or null");
+  if (it->size() > ThreadSetMcpServersParams::kMaxServers) {
+    return fail(
+        codes::kInvalidArgument,
+        "'servers' names more than " + std::to_string(ThreadSetMcpServersParams::kMaxServers) + " servers");
+  }
+  std::vector<std::string> names;
+  for (const json& name : *it) {
+    if (!name.is_string() || name.get_ref<const std::string&>().empty() ||
+        name.get_ref<const std::string&>().size() > ThreadSetMcpServersParams::kMaxNameBytes) {
+      return fail(codes::kInvalidArgument, "every entry of 'servers' must be a server name of 1 to " +
+                                               std::to_string(ThreadSetMcpServersParams::kMaxNameBytes) +
+                                               " bytes");
+    }
+    names.push_back(name.get<std::string>());
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return std::optional<std::vector<std::string>>(std::move(names));
+}
 
 Result<json> required_input(const json& params) {
   auto it = params.find("input");
@@ -24,6 +53,7 @@ OpKind kind_of(const StoreCommand& command) {
                         [](const ThreadForkParams&) { return OpKind::kThreadFork; },
                         [](const ThreadSelectBranchParams&) { return OpKind::kThreadSelectBranch; },
                         [](const ThreadSetModelParams&) { return OpKind::kThreadSetModel; },
+                        [](const ThreadSetMcpServersParams&) { return OpKind::kThreadSetMcpServers; },
                         [](const TurnEnqueueParams&) { return OpKind::kTurnEnqueue; },
                         [](const QueueUpdateParams&) { return OpKind::kQueueUpdate; },
                         [](const QueueRemoveParams&) { return OpKind::kQueueRemove; },
@@ -57,6 +87,12 @@ Result<StoreCommand> decode_store_command(OpKind kind, const json& params) {
     case OpKind::kThreadSetModel: {
       ThreadSetModelParams set{KEEL_TRY(required_string(params, "threadId")), {}, {}};
       set.model = KEEL_TRY(required_string(params, "model"));
+      set.expected_revision = KEEL_TRY(optional_integer(params, "expectedRevision"));
+      return set;
+    }
+    case OpKind::kThreadSetMcpServers: {
+      ThreadSetMcpServersParams set{KEEL_TRY(required_string(params, "threadId")), {}, {}};
+      set.servers = KEEL_TRY(optional_server_names(params));
       set.expected_revision = KEEL_TRY(optional_integer(params, "expectedRevision"));
       return set;
     }

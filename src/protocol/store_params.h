@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "keel/error.h"
 #include "protocol/ops.h"
@@ -42,6 +43,15 @@ struct ThreadSetModelParams {
   std::string model;                         // a name of the engine's model catalogue (the engine checks it)
   std::optional<int64_t> expected_revision;  // the thread's
 };
+// The MCP servers whose tools the thread's next turns may use; a running or waiting run keeps its own.
+struct ThreadSetMcpServersParams {
+  static constexpr size_t kMaxServers = 64;
+  static constexpr size_t kMaxNameBytes = 128;
+  std::string thread_id;
+  // Names of configured servers, sorted, each once; nullopt (absent or null): every enabled server.
+  std::optional<std::vector<std::string>> servers;
+  std::optional<int64_t> expected_revision;  // the thread's
+};
 struct TurnEnqueueParams {
   std::string thread_id;
   nlohmann::json input;  // a turn's input, kept as the client gave it (the engine checks it is one)
@@ -57,9 +67,9 @@ struct QueueRemoveParams {
   std::string item_id;
 };
 
-using StoreCommand =
-    std::variant<ThreadCreateParams, ThreadDeleteParams, ThreadForkParams, ThreadSelectBranchParams,
-                 ThreadSetModelParams, TurnEnqueueParams, QueueUpdateParams, QueueRemoveParams>;
+using StoreCommand = std::variant<ThreadCreateParams, ThreadDeleteParams, ThreadForkParams,
+                                  ThreadSelectBranchParams, ThreadSetModelParams, ThreadSetMcpServersParams,
+                                  TurnEnqueueParams, QueueUpdateParams, QueueRemoveParams>;
 
 // The op a decoded command answers as (its receipt's command type).
 OpKind kind_of(const StoreCommand& command);

@@ -75,6 +75,13 @@ Result<json> StoreCommands::apply(Transaction& tx, const protocol::StoreCommand&
             ThreadRecord thread = KEEL_TRY(threads.set_model(tx, set.thread_id, set.model));
             return json{{"threadId", thread.id}, {"model", set.model}, {"revision", thread.revision}};
           },
+          [&](const protocol::ThreadSetMcpServersParams& set) -> Result<json> {
+            KEEL_TRY(check_revision(KEEL_TRY(threads.get_live(tx, set.thread_id)), set.expected_revision));
+            ThreadRecord thread = KEEL_TRY(threads.set_mcp_servers(tx, set.thread_id, set.servers));
+            return json{{"threadId", thread.id},
+                        {"mcpServers", set.servers ? json(*set.servers) : json(nullptr)},
+                        {"revision", thread.revision}};
+          },
           // The queue commands. Each bumps the thread's revision so clients can order queue.updated events.
           [&](const protocol::TurnEnqueueParams& enqueue) -> Result<json> {
             KEEL_TRY(threads.get_live(tx, enqueue.thread_id));

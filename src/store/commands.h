@@ -9,6 +9,7 @@
 //   thread.fork          -> {threadId, parentThreadId, forkNodeId, revision}
 //   thread.selectBranch  -> {threadId, leafNodeId, revision}
 //   thread.setModel      -> {threadId, model, revision}
+//   thread.setMcpServers -> {threadId, mcpServers, revision}
 //   turn.enqueue         -> {threadId, itemId, position, queueLength, revision}
 //   queue.update         -> {threadId, itemId, itemRevision, revision} (expectedRevision is the item's)
 //   queue.remove         -> {threadId, itemId, queueLength, revision}

@@ -41,6 +41,9 @@ struct ThreadRecord {
   // The model a person chose for the thread's turns (a name of the engine's model catalogue; nullopt: the
   // engine's default).
   std::optional<std::string> model;
+  // The MCP servers whose tools the thread's turns may use (names of configured servers,
+  // thread.setMcpServers; nullopt: every enabled server).
+  std::optional<std::vector<std::string>> mcp_servers;
   std::optional<std::string> leaf_node_id;      // nullopt: no node yet
   std::optional<std::string> parent_thread_id;  // set on forks
   std::optional<std::string> fork_node_id;      // the node of the parent thread the fork starts from

@@ -187,7 +187,13 @@ constexpr std::array<std::string_view, 1> kVersion6 = {
     "ALTER TABLE threads ADD COLUMN model TEXT",
 };
 
-constexpr std::array<Migration, 6> kMigrations = {
+// Version 7: the MCP servers a thread enables (thread.setMcpServers): a JSON array of configured server
+// names. NULL, as every thread of version 6 has it, means every enabled server.
+constexpr std::array<std::string_view, 1> kVersion7 = {
+    "ALTER TABLE threads ADD COLUMN mcp_servers TEXT",
+};
+
+constexpr std::array<Migration, 7> kMigrations = {
     Migration{1,
               "threads, nodes, runs, queue, steers, tool calls, approvals, interactions, receipts, "
               "snapshots, site rules, credentials, settings",
@@ -197,6 +203,7 @@ constexpr std::array<Migration, 6> kMigrations = {
     Migration{4, "site_rules: thread, workspace, lifetime (session, turn)", kVersion4, nullptr},
     Migration{5, "nodes: digest", kVersion5, &backfill_node_digests},
     Migration{6, "threads: model", kVersion6, nullptr},
+    Migration{7, "threads: mcp_servers", kVersion7, nullptr},
 };
 
 }  // namespace

@@ -14,10 +14,25 @@ namespace {
 constexpr char kThreadColumns[] =
     "id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, next_node_seq, created_at, "
     "updated_at, "
-    "deleted, title_given, model";
+    "deleted, title_given, model, mcp_servers";
 constexpr char kNodeColumns[] = "id, thread_id, parent_id, kind, run_id, seq, body, created_at, digest";
 
-ThreadRecord thread_from_row(const SqlRow& row) {
+// threads.mcp_servers: NULL or a JSON array of names; anything else is a damaged row.
+Result<std::optional<std::vector<std::string>>> mcp_servers_from_column(
+    const std::optional<std::string>& text, const std::string& thread_id) {
+  const std::string what = "threads.mcp_servers of thread " + thread_id;
+  auto value = KEEL_TRY(decode_optional_json_column(text, what));
+  if (!value) return std::optional<std::vector<std::string>>();
+  std::vector<std::string> names;
+  if (!value->is_array()) return fail(codes::kStoreDecode, what + " is not a JSON array");
+  for (const auto& name : *value) {
+    if (!name.is_string()) return fail(codes::kStoreDecode, what + " holds a value that is not a name");
+    names.push_back(name.get<std::string>());
+  }
+  return std::optional<std::vector<std::string>>(std::move(names));
+}
+
+Result<ThreadRecord> thread_from_row(const SqlRow& row) {
   ThreadRecord t;
   t.id = row.text(0);
   t.title = row.text(1);
@@ -31,6 +46,7 @@ ThreadRecord thread_from_row(const SqlRow& row) {
   t.deleted = row.integer(9) != 0;
   t.title_given = row.integer(10) != 0;
   t.model = row.optional_text(11);
+  t.mcp_servers = KEEL_TRY(mcp_servers_from_column(row.optional_text(12), t.id));
   return t;
 }
 
@@ -90,7 +106,7 @@ Result<std::vector<ThreadRecord>> ThreadRepository::list(Transaction& tx, int64_
                         {limit}));
   std::vector<ThreadRecord> threads;
   threads.reserve(rows.size());
-  for (const SqlRow& row : rows) threads.push_back(thread_from_row(row));
+  for (const SqlRow& row : rows) threads.push_back(KEEL_TRY(thread_from_row(row)));
   return threads;
 }
 
@@ -133,6 +149,18 @@ Result<ThreadRecord> ThreadRepository::set_model(Transaction& tx, const std::str
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(tx.execute("UPDATE threads SET model = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
                       {model, now, id}));
+  return get(tx, id);
+}
+
+Result<ThreadRecord> ThreadRepository::set_mcp_servers(Transaction& tx, const std::string& id,
+                                                       std::optional<std::vector<std::string>> servers) {
+  KEEL_TRY(get_live(tx, id));
+  std::optional<std::string> column;
+  if (servers) column = KEEL_TRY(encode_json_column(nlohmann::json(*servers)));
+  const int64_t now = clock_.now_unix_ms();
+  KEEL_TRY(
+      tx.execute("UPDATE threads SET mcp_servers = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
+                 {column, now, id}));
   return get(tx, id);
 }
 
@@ -237,13 +265,15 @@ Result<ThreadRecord> ThreadRepository::fork(Transaction& tx, const std::string& 
   if (at_node_id && !KEEL_TRY(contains(tx, source, *at_node_id))) {
     return fail(codes::kNodeNotInThread, "node " + *at_node_id + " is not in thread " + source_id);
   }
+  std::optional<std::string> servers;
+  if (source.mcp_servers) servers = KEEL_TRY(encode_json_column(nlohmann::json(*source.mcp_servers)));
   const int64_t now = clock_.now_unix_ms();
   KEEL_TRY(
       tx.execute("INSERT INTO threads (id, title, leaf_node_id, parent_thread_id, fork_node_id, revision, "
-                 "next_node_seq, created_at, updated_at, deleted, title_given, model) "
-                 "VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0, ?, ?)",
+                 "next_node_seq, created_at, updated_at, deleted, title_given, model, mcp_servers) "
+                 "VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?, 0, ?, ?, ?)",
                  {new_id, title.value_or(source.title), at, source.id, at, now, now,
-                  int64_t{title.has_value() || source.title_given ? 1 : 0}, source.model}));
+                  int64_t{title.has_value() || source.title_given ? 1 : 0}, source.model, servers}));
   return get(tx, new_id);
 }
 

@@ -70,6 +70,10 @@ class ThreadRepository {
   // Chooses the model the thread's next turns use (nullopt: the engine's default). The store does not know
   // which models exist; the engine checks the name first.
   Result<ThreadRecord> set_model(Transaction& tx, const std::string& id, std::optional<std::string> model);
+  // Chooses the MCP servers whose tools the thread's next turns may use (nullopt: every enabled server). Like
+  // the model, the store does not know which servers are configured.
+  Result<ThreadRecord> set_mcp_servers(Transaction& tx, const std::string& id,
+                                       std::optional<std::vector<std::string>> servers);
   // Bumps the revision (for changes to records that belong to the thread, like its queue).
   Result<ThreadRecord> touch(Transaction& tx, const std::string& id);
 
@@ -83,8 +87,8 @@ class ThreadRepository {
   Result<std::vector<NodeRecord>> path_to(Transaction& tx, const std::string& leaf_id);
 
   // Creates thread `new_id` whose history is the path to `at_node_id` of `source_id` (default: the
-  // source's leaf), with the source's model. No node is written: the fork is empty until something is
-  // appended.
+  // source's leaf), with the source's model and MCP servers. No node is written: the fork is empty until
+  // something is appended.
   Result<ThreadRecord> fork(Transaction& tx, const std::string& source_id, std::string new_id,
                             std::optional<std::string> at_node_id, std::optional<std::string> title);
   // Moves the leaf to another leaf of the thread's tree.

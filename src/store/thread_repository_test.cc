@@ -109,6 +109,51 @@ TEST_F(ThreadRepositoryTest, CreateThenGet) {
   EXPECT_EQ(read.revision, created.revision);
 }
 
+TEST_F(ThreadRepositoryTest, McpServersAreStoredWithTheThreadClearedByNulloptAndBumpTheRevision) {
+  create("t1");
+  EXPECT_FALSE(get("t1").mcp_servers.has_value());
+  {
+    auto tx = begin();
+    auto set = repo_.set_mcp_servers(*tx, "t1", std::vector<std::string>{"docs", "mail"});
+    ASSERT_TRUE(set) << set.error().to_string();
+    EXPECT_EQ(set->revision, 2);
+    ASSERT_TRUE(tx->commit());
+  }
+  ASSERT_TRUE(get("t1").mcp_servers.has_value());
+  EXPECT_EQ(*get("t1").mcp_servers, (std::vector<std::string>{"docs", "mail"}));
+  {
+    auto tx = begin();
+    ASSERT_TRUE(repo_.set_mcp_servers(*tx, "t1", std::vector<std::string>{}));
+    ASSERT_TRUE(tx->commit());
+  }
+  ASSERT_TRUE(get("t1").mcp_servers.has_value());
+  EXPECT_TRUE(get("t1").mcp_servers->empty());  // none: not the same as every server
+  {
+    auto tx = begin();
+    ASSERT_TRUE(repo_.set_mcp_servers(*tx, "t1", std::nullopt));
+    ASSERT_TRUE(tx->commit());
+  }
+  EXPECT_FALSE(get("t1").mcp_servers.has_value());
+}
+
+TEST_F(ThreadRepositoryTest, ADamagedMcpServersColumnIsADecodeErrorNamingTheThread) {
+  create("t1");
+  for (const std::string damaged : {"not json", "{\"a\": 1}", "[1, 2]"}) {
+    {
+      auto tx = begin();
+      ASSERT_TRUE(tx->execute("UPDATE threads SET mcp_servers = ? WHERE id = 't1'", {damaged}));
+      ASSERT_TRUE(tx->commit());
+    }
+    auto tx = begin(TxMode::kRead);
+    auto thread = repo_.get(*tx, "t1");
+    ASSERT_FALSE(thread) << damaged;
+    EXPECT_EQ(thread.error().code(), codes::kStoreDecode) << damaged;
+    EXPECT_NE(thread.error().message().find("t1"), std::string::npos) << thread.error().message();
+    auto listed = repo_.list(*tx);
+    EXPECT_FALSE(listed) << "a list holding the damaged thread says so";
+  }
+}
+
 TEST_F(ThreadRepositoryTest, GetUnknownIsThreadNotFound) {
   auto tx = begin(TxMode::kRead);
   auto thread = repo_.get(*tx, "nope");

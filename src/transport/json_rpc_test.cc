@@ -174,7 +174,8 @@ TEST(JsonRpcTest, EnumValuesBoundsAndShapesAreCheckedAgainstTheSchema) {
 
 TEST(JsonRpcTest, MethodsAndReceiptsAreTheSchemasParamsDefinitions) {
   const std::vector<std::string> names = method_names();
-  EXPECT_EQ(names.size(), 32u);  // thread.setModel and model.list are the 31st and 32nd
+  EXPECT_EQ(names.size(), 33u);  // thread.setMcpServers is the 33rd
+  EXPECT_TRUE(is_receipted("thread.setMcpServers"));
   EXPECT_TRUE(is_receipted("thread.setModel"));
   EXPECT_FALSE(is_receipted("model.list"));
   for (const std::string& name : names) {

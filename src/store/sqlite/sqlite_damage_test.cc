@@ -205,12 +205,13 @@ TEST(NodeDigestMigrationTest, NodesOfASchema4StoreGetDigestsThatTheirReadsVerify
   std::mt19937_64 rng(7);
   const auto written = write_store(path, rng);
   ASSERT_EQ(written.size(), 45u);
-  {  // Back to schema 4's layout: nodes without the digest column (and threads without schema 6's model).
+  {  // Back to schema 4's layout: nodes without the digest column (and threads without schema 6's model and
+     // schema 7's mcp_servers).
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
                            "ALTER TABLE nodes DROP COLUMN digest; ALTER TABLE threads DROP COLUMN model; "
-                           "PRAGMA user_version = 4",
+                           "ALTER TABLE threads DROP COLUMN mcp_servers; PRAGMA user_version = 4",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);

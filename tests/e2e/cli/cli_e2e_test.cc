@@ -455,13 +455,14 @@ TEST_F(CliEndToEnd, ThreadsJsonHasTheProtocolsShapes) {
   const json listed = json::parse(keel({"threads", "list", "--json"}).out)["threads"][0];
   std::vector<std::string> keys;
   for (const auto& [key, value] : listed.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"latestRun", "leafNodeId", "model", "parentThreadId", "revision",
-                                            "threadId", "title", "updatedAt"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"latestRun", "leafNodeId", "mcpServers", "model",
+                                            "parentThreadId", "revision", "threadId", "title", "updatedAt"}));
   const json shown = json::parse(keel({"threads", "show", thread, "--json"}).out);
   keys.clear();
   for (const auto& [key, value] : shown.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"branches", "latestRun", "leafNodeId", "model", "nodes",
-                                            "parentThreadId", "revision", "runs", "threadId", "title"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"branches", "latestRun", "leafNodeId", "mcpServers", "model", "nodes",
+                                      "parentThreadId", "revision", "runs", "threadId", "title"}));
   keys.clear();
   for (const auto& [key, value] : shown["latestRun"].items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"runId", "state", "stopReason", "turnId", "usage"}));
