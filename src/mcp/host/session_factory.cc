@@ -5,6 +5,7 @@
 #include "mcp/client/session_open.h"
 #include "mcp/client/stdio_transport.h"
 #include "mcp/host/mcp_host_errors.h"
+#include "mcp/host/server_log.h"
 
 namespace keel::mcp {
 namespace {

@@ -7,12 +7,16 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "keel/error.h"
 #include "mcp/host/mcp_host.h"
-#include "mcp/host/server_log.h"
+
+namespace spdlog {
+class logger;
+}
 
 namespace keel::mcp {
 

@@ -4,6 +4,7 @@
 #include "mcp/host/session_factory.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/logger.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 
 #include <condition_variable>
