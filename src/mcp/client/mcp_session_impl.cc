@@ -162,6 +162,7 @@ void McpSessionImpl::become_ready(McpServerInfo info, bool modern) {
   info_ = std::move(info);
   if (modern) context_->meta = modern_meta();
   transport_->set_protocol_version(info_.protocol_version);
+  if (!modern) transport_->open_server_stream();
 }
 
 void McpSessionImpl::request_log_level(std::string level) {
