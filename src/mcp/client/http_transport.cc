@@ -798,7 +798,11 @@ class HttpTransport final : public McpTransport {
   // server offers none) ends it quietly; its end reconnects (Exchange::reconnect).
   void open_server_stream() override {
     if (!shared_->started() || shared_->ended() || server_stream_opened_.exchange(true)) return;
-    auto exchange = std::make_shared<Exchange>(shared_, json(), std::string(), std::vector<HttpHeader>());
+    // The stream's GETs take their headers from common_headers(); the session id is named here only so a 404
+    // to them means, as for any request of the session, that the server forgot the session.
+    std::vector<HttpHeader> session;
+    if (const std::string id = shared_->session_id(); !id.empty()) session.push_back({"Mcp-Session-Id", id});
+    auto exchange = std::make_shared<Exchange>(shared_, json(), std::string(), std::move(session));
     exchange->make_standalone();
     Result<uint64_t> number = shared_->admit(exchange->cancel_source());
     if (!number) {

@@ -369,6 +369,18 @@ TEST(HttpTransport, AServerWithoutAServerStreamAnswers405AndThatIsNoProblem) {
   EXPECT_EQ(f.server.requests().at(0).method, "GET");
 }
 
+TEST(HttpTransport, A404ToTheServerStreamOfASessionEndsTheTransportWithSessionExpired) {
+  Fixture f([&](const TestRequest& r, TestConnection& c) {
+    if (r.method == "GET") return c.json(404, "");
+    c.json(200, result(body_of(r)["id"]).dump(), {"Mcp-Session-Id: sess-1"});
+  });
+  ASSERT_TRUE(f.transport->send(request(1, "initialize")));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  f.transport->open_server_stream();
+  ASSERT_TRUE(f.recorder.wait_closed());
+  EXPECT_EQ(f.recorder.closed().at(0).code(), codes::kMcpSessionExpired);
+}
+
 TEST(HttpTransport, ResumptionIsBoundedAndEndsTheRequestWithACodedError) {
   HttpTransportOptions options;
   options.max_resumptions = 2;
