@@ -59,8 +59,9 @@ echo "scripts/setup.sh: npm ci in web"
 (cd web && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 retry npm ci --no-audit --no-fund)
 echo "scripts/setup.sh: building the web app (web/dist)"
 (cd web && npm run build)
-# tests/mcp-conformance: the official MCP conformance suite and the Node 22 binary it needs (a package, so
-# nothing is downloaded at test time); the keel_mcp_conformance_* tests run it (docs/mcp-client.md).
+# tests/mcp-conformance: the official MCP conformance suite, the reference server server-everything, and the
+# Node 22 binary both need (a package, so nothing is downloaded at test time); the keel_mcp_conformance_* and
+# keel_mcp_everything_test tests run them (docs/mcp-client.md).
 echo "scripts/setup.sh: npm ci in tests/mcp-conformance"
 (cd tests/mcp-conformance && retry npm ci --no-audit --no-fund)
 

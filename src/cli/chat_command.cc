@@ -29,6 +29,7 @@ int chat_command(const CommandContext& context, const ChatOptions& options) {
                            .workspace = options.workspace,
                            .defer_recovery = true};
   if (!host_options.workspace) host_options.workspace = std::filesystem::current_path();
+  host_options.logger = context.logger;
   auto host = EngineHost::open(std::move(host_options));
   if (!host) {
     *context.err << "keel chat: " << host.error().to_string() << "\n";

@@ -264,8 +264,8 @@ class EngineHost::Impl {
     const std::vector<mcp::McpServerSettings> settings = mcp::mcp_server_settings(options_.config);
     std::chrono::milliseconds bound{0};
     for (const auto& s : settings) bound = std::max(bound, s.connect_timeout);
-    mcp_ = std::make_unique<mcp::McpHost>(settings, mcp_session_factory(resolver_.get()), tools_, clock_,
-                                          scheduler_);
+    mcp_ = std::make_unique<mcp::McpHost>(settings, mcp_session_factory(resolver_.get(), options_.logger),
+                                          tools_, clock_, scheduler_);
     mcp_->start();
     (void)mcp_->wait_settled(bound + std::chrono::seconds(5));
     for (const mcp::McpServerStatus& server : mcp_->status()) {

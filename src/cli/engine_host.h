@@ -42,6 +42,10 @@ namespace keel {
 class FailPoints;
 }
 
+namespace spdlog {
+class logger;
+}
+
 namespace keel::cli {
 
 using codes::kNoModel;
@@ -60,6 +64,8 @@ struct HostOptions {
   // (EngineOptions::on_store_failed): the running turns have ended with an error event. Must return quickly;
   // the host is still alive.
   std::function<void()> on_store_failed = nullptr;
+  // keel's log: what MCP servers log goes there (mcp/host/server_log.h). Null: nowhere.
+  std::shared_ptr<spdlog::logger> logger = nullptr;
 };
 
 // The store with its lock held, without an engine: for commands that only read (threads list/show).

@@ -57,7 +57,7 @@ TEST(McpListCommand, ListsARealServersToolsWithTheirEffects) {
     ASSERT_EQ(listed["servers"].size(), 1u);
     const auto& srv = listed["servers"][0];
     EXPECT_EQ(srv["state"], "ready") << srv.dump();
-    EXPECT_EQ(srv["toolCount"], 15) << srv.dump();
+    EXPECT_EQ(srv["toolCount"], 17) << srv.dump();
     bool saw_echo = false;
     for (const auto& tool : srv["tools"]) {
       if (tool["serverName"] != "echo") continue;

@@ -5,8 +5,9 @@
 
 namespace keel::cli {
 
-mcp::McpSessionFactory mcp_session_factory(const config::CredentialResolver* credentials) {
-  if (credentials == nullptr) return mcp::make_mcp_session_factory(nullptr);
+mcp::McpSessionFactory mcp_session_factory(const config::CredentialResolver* credentials,
+                                           std::shared_ptr<spdlog::logger> logger) {
+  if (credentials == nullptr) return mcp::make_mcp_session_factory(nullptr, std::move(logger));
   return mcp::make_mcp_session_factory(
       [credentials](const std::string& reference) -> Result<std::optional<std::string>> {
         // The reference as config::CredentialRef::reference() wrote it: "env:NAME" or a stored id.
@@ -22,7 +23,8 @@ mcp::McpSessionFactory mcp_session_factory(const config::CredentialResolver* cre
         if (!secret) return std::unexpected(secret.error());
         if (!*secret) return std::optional<std::string>();
         return std::optional<std::string>(std::string((*secret)->reveal()));
-      });
+      },
+      std::move(logger));
 }
 
 }  // namespace keel::cli

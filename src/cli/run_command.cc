@@ -32,6 +32,7 @@ Result<std::unique_ptr<EngineHost>> open_host(const CommandContext& context, con
   HostOptions options{
       .config = context.config, .model_name = model, .workspace = workspace, .defer_recovery = true};
   if (!options.workspace) options.workspace = std::filesystem::current_path();
+  options.logger = context.logger;
   return EngineHost::open(std::move(options));
 }
 

@@ -104,6 +104,7 @@ int serve_command(const CommandContext& context, const ServeOptions& options) {
                            .defer_recovery = true};
   // A poisoned store refuses every write until reopened: rather than run on refusing everything, the
   // server stops (the engine has ended the running turns) and exits with kExitStoreFailed for a supervisor.
+  host_options.logger = context.logger;
   host_options.on_store_failed = [&] {
     MutexLock guard(stop.mu);
     stop.store_failed = true;

@@ -393,6 +393,9 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   std::shared_ptr<CancellationSource> cancel_source() const { return cancel_; }
   void set_number(uint64_t number) { number_ = number; }
+  // The standalone GET stream (no POST): its messages are the server's unasked ones; an end reconnects.
+  void make_standalone() { standalone_ = true; }
+  bool is_standalone() const { return standalone_; }
   bool is_request() const { return id_.has_value(); }
   // An answer to this POST whose id is null (a server that could not read the request's id, as in a 400
   // to a request it rejects) is this request's answer: the id is put back so the caller can match it.
@@ -410,6 +413,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   // A message from the server, from either transfer.
   void received(json message) {
+    if (standalone_) resumptions_ = 0;  // the stream works: count reconnects afresh
     if (id_ && is_response(message) && message["id"] == *id_) {
       answered_ = true;
       if (method_ == "tools/list" && message.contains("result"))
@@ -426,6 +430,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   // The stream of the answer ended before the answer: resume it, or give up with `why`.
   void stream_ended(const std::string& why) {
+    if (standalone_) return reconnect(why);
     if (!is_request() || answered_) return finish();
     if (shared_->ended()) return finish();
     if (last_event_id_.empty()) {
@@ -435,6 +440,23 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     if (resumptions_ >= shared_->options().max_resumptions) {
       return fail(Error(codes::kMcpHttpStreamEnded,
                         method_ + ": " + why + " (resumed " + std::to_string(resumptions_) + " times)",
+                        true));
+    }
+    ++resumptions_;
+    std::chrono::milliseconds delay = shared_->options().default_retry;
+    if (retry_ms_) delay = std::chrono::milliseconds(*retry_ms_);
+    delay = std::clamp(delay, std::chrono::milliseconds(0), shared_->options().max_retry);
+    shared_->schedule(delay, [self = shared_from_this()] { self->start_get(); });
+  }
+
+  // The standalone stream ended: open it again after the retry delay (resuming after its last event id),
+  // at most options.max_resumptions times in a row without a message in between.
+  void reconnect(const std::string& why) {
+    if (shared_->ended()) return finish();
+    if (resumptions_ >= shared_->options().max_resumptions) {
+      return fail(Error(codes::kMcpHttpStreamEnded,
+                        "the server's stream for unasked messages: " + why + " (reopened " +
+                            std::to_string(resumptions_) + " times in a row)",
                         true));
     }
     ++resumptions_;
@@ -469,6 +491,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   bool had_session_ = false;
   uint64_t number_ = 0;
 
+  bool standalone_ = false;
   bool answered_ = false;
   bool finished_ = false;
   int resumptions_ = 0;
@@ -505,6 +528,10 @@ class StreamHandler final : public providers::HttpStreamHandler {
                        "the server answered 404 to a request of session " + shared.session_id() +
                            ": the session is gone; open a new one",
                        /*retryable=*/true));
+      return;
+    }
+    if (!is_post_ && exchange_->is_standalone() && status == 405) {
+      mode_ = Mode::kIgnore;  // the server offers no stream for unasked messages: allowed, nothing to say
       return;
     }
     if (status < 200 || status >= 300) {
@@ -683,7 +710,7 @@ void Exchange::start_get() {
   request.url = shared_->options().url;
   request.headers = std::move(*headers);
   request.headers.push_back({"Accept", "text/event-stream"});
-  request.headers.push_back({"Last-Event-ID", last_event_id_});
+  if (!last_event_id_.empty()) request.headers.push_back({"Last-Event-ID", last_event_id_});
   request.connect_timeout = shared_->options().connect_timeout;
   request.idle_timeout = shared_->options().idle_timeout;
   shared_->client().start(std::move(request), cancel_->token(),
@@ -766,6 +793,25 @@ class HttpTransport final : public McpTransport {
   void set_protocol_version(std::string version) override {
     shared_->set_protocol_version(std::move(version));
   }
+
+  // The standalone GET stream, once: what the server sends there is delivered like any message. A 405 (the
+  // server offers none) ends it quietly; its end reconnects (Exchange::reconnect).
+  void open_server_stream() override {
+    if (!shared_->started() || shared_->ended() || server_stream_opened_.exchange(true)) return;
+    // The stream's GETs take their headers from common_headers(); the session id is named here only so a 404
+    // to them means, as for any request of the session, that the server forgot the session.
+    std::vector<HttpHeader> session;
+    if (const std::string id = shared_->session_id(); !id.empty()) session.push_back({"Mcp-Session-Id", id});
+    auto exchange = std::make_shared<Exchange>(shared_, json(), std::string(), std::move(session));
+    exchange->make_standalone();
+    Result<uint64_t> number = shared_->admit(exchange->cancel_source());
+    if (!number) {
+      shared_->deliver_problem(number.error().with_context("the server's stream for unasked messages"));
+      return;
+    }
+    exchange->set_number(*number);
+    exchange->start_get();
+  }
   std::string endpoint() const override { return shared_->options().url; }
 
  private:
@@ -811,6 +857,7 @@ class HttpTransport final : public McpTransport {
   const std::shared_ptr<Shared> shared_;
   CancellationSource delete_cancel_;
   std::atomic<bool> closed_ = false;  // close() ran
+  std::atomic<bool> server_stream_opened_ = false;
 };
 
 }  // namespace

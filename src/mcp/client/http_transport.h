@@ -17,6 +17,11 @@
 //   - Authorization: Bearer <token> when a token provider is configured (asked before every request, so a
 //     refreshed token is used at once). Tokens never appear in messages, errors or logs.
 //
+// open_server_stream() (after the handshake of a revision with sessions) opens the standalone GET stream
+// once: its messages (the server's unasked notifications and requests) are delivered like any other; a 405
+// ends it quietly; an end reopens it after the stream's `retry` (with Last-Event-ID when it gave event ids),
+// at most options.max_resumptions times in a row without a message in between.
+//
 // What happens when an exchange goes wrong:
 //   - 404 on a request that carried a session id: the server forgot the session. The transport ends with
 //     on_closed(mcp.session_expired, retryable); whoever owns the session opens a new transport and sends a

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <set>
+#include <thread>
 
 #include "keel/error_codes.h"
 #include "mcp/client/http_errors.h"
@@ -308,6 +309,76 @@ TEST(HttpTransport, AStreamCutBeforeTheAnswerIsResumedWithGetAndLastEventIdAfter
   EXPECT_EQ(requests[1].header("accept"), "text/event-stream");
   EXPECT_EQ(requests[2].header("last-event-id"), "ev-2");
   EXPECT_TRUE(f.recorder.problems().empty());
+}
+
+TEST(HttpTransport, TheServerStreamDeliversUnaskedMessagesAndReopensAfterItsLastEvent) {
+  std::atomic<int> gets{0};
+  Fixture f([&](const TestRequest& r, TestConnection& c) {
+    if (r.method == "POST") {
+      c.json(200, result(body_of(r)["id"]).dump(), {"Mcp-Session-Id: sess-1"});
+      return;
+    }
+    c.head(200, "text/event-stream");
+    if (++gets == 1) {
+      c.write("retry: 10\n\n");
+      c.write(sse({{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}}, "ev-1"));
+      return;  // the stream ends: the transport opens it again
+    }
+    c.write(sse({{"jsonrpc", "2.0"}, {"method", "notifications/message"}}, "ev-2"));
+    c.wait_closed();
+  });
+  ASSERT_TRUE(f.transport->send(request(1, "initialize")));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  f.transport->set_protocol_version("2025-11-25");
+  f.transport->open_server_stream();
+  f.transport->open_server_stream();  // once only
+  ASSERT_TRUE(f.recorder.wait_messages(3));
+  const auto messages = f.recorder.messages();
+  EXPECT_EQ(messages[1]["method"], "notifications/tools/list_changed");
+  EXPECT_EQ(messages[2]["method"], "notifications/message");
+  const auto requests = f.server.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].method, "GET");
+  EXPECT_EQ(requests[1].header("accept"), "text/event-stream");
+  EXPECT_EQ(requests[1].header("mcp-session-id"), "sess-1");
+  EXPECT_EQ(requests[1].header("mcp-protocol-version"), "2025-11-25");
+  EXPECT_FALSE(requests[1].header("last-event-id"));
+  EXPECT_EQ(requests[2].header("last-event-id"), "ev-1");
+  EXPECT_TRUE(f.recorder.problems().empty());
+}
+
+TEST(HttpTransport, AServerWithoutAServerStreamAnswers405AndThatIsNoProblem) {
+  HttpTransportOptions options;
+  options.max_concurrent_requests = 1;  // so a send succeeds only once the GET's exchange is over
+  Fixture f(
+      [&](const TestRequest& r, TestConnection& c) {
+        if (r.method == "GET") return c.json(405, "");
+        c.json(200, result(body_of(r)["id"]).dump());
+      },
+      options);
+  f.transport->open_server_stream();
+  const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+  Result<void> sent = f.transport->send(request(2, "tools/list"));
+  while (!sent && sent.error().code() == codes::kMcpHttpBusy && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polling the exchange's end, bounded
+    sent = f.transport->send(request(2, "tools/list"));
+  }
+  ASSERT_TRUE(sent) << sent.error().to_string();
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  EXPECT_TRUE(f.recorder.problems().empty());  // a problem about the GET would have come before its end
+  EXPECT_EQ(f.server.requests().at(0).method, "GET");
+}
+
+TEST(HttpTransport, A404ToTheServerStreamOfASessionEndsTheTransportWithSessionExpired) {
+  Fixture f([&](const TestRequest& r, TestConnection& c) {
+    if (r.method == "GET") return c.json(404, "");
+    c.json(200, result(body_of(r)["id"]).dump(), {"Mcp-Session-Id: sess-1"});
+  });
+  ASSERT_TRUE(f.transport->send(request(1, "initialize")));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  f.transport->open_server_stream();
+  ASSERT_TRUE(f.recorder.wait_closed());
+  EXPECT_EQ(f.recorder.closed().at(0).code(), codes::kMcpSessionExpired);
 }
 
 TEST(HttpTransport, ResumptionIsBoundedAndEndsTheRequestWithACodedError) {

@@ -162,6 +162,21 @@ void McpSessionImpl::become_ready(McpServerInfo info, bool modern) {
   info_ = std::move(info);
   if (modern) context_->meta = modern_meta();
   transport_->set_protocol_version(info_.protocol_version);
+  if (!modern) transport_->open_server_stream();
+}
+
+void McpSessionImpl::request_log_level(std::string level) {
+  RpcRequestOptions options;
+  options.idle_timeout = context_->options.list_timeout;
+  options.max_total = context_->options.list_timeout;
+  std::weak_ptr<Context> weak = context_;
+  context_->core->request("logging/setLevel", with_meta(*context_, json{{"level", level}}),
+                          std::move(options), [weak, level](Result<json> reply) {
+                            if (reply) return;
+                            if (auto context = weak.lock())
+                              context->problem(reply.error().with_context("logging/setLevel " + level),
+                                               false);
+                          });
 }
 
 void McpSessionImpl::list_tools(std::function<void(Result<std::vector<McpToolInfo>>)> done) {

@@ -38,6 +38,8 @@ class McpSessionImpl final : public McpSession {
   nlohmann::json client_info() const;
   // The handshake is done: later requests carry the modern _meta when `modern`.
   void become_ready(McpServerInfo info, bool modern);
+  // Sends logging/setLevel without waiting: an error answer or none is reported through on_problem.
+  void request_log_level(std::string level);
 
   const McpServerInfo& server_info() const override { return info_; }
   void list_tools(std::function<void(Result<std::vector<McpToolInfo>>)> done) override;

@@ -49,6 +49,10 @@ class McpTransport {
   // when it changes: Streamable HTTP sends it as the MCP-Protocol-Version header of every later request.
   // Default: nothing to do (stdio).
   virtual void set_protocol_version(std::string version) { (void)version; }
+  // The handshake of a revision with sessions (before 2026-07-28) is done: a transport whose server can only
+  // send unasked messages (list_changed, logs) on a channel of their own opens it now. Streamable HTTP: the
+  // standalone GET stream. Default: nothing to do (stdio's stdout carries everything).
+  virtual void open_server_stream() {}
   // What identifies the server for people and for the tool binding: the command line, or the URL.
   virtual std::string endpoint() const = 0;
 };

@@ -21,6 +21,7 @@ struct Wire {
   std::mutex mu;
   std::vector<json> sent;
   std::vector<std::string> versions;  // set_protocol_version calls
+  int server_streams = 0;             // open_server_stream calls
 };
 
 // Answers each message keel sends with what `server` returns (nothing when null), synchronously.
@@ -46,6 +47,10 @@ class FakeTransport final : public McpTransport {
   void set_protocol_version(std::string version) override {
     std::lock_guard lock(wire_->mu);
     wire_->versions.push_back(std::move(version));
+  }
+  void open_server_stream() override {
+    std::lock_guard lock(wire_->mu);
+    ++wire_->server_streams;
   }
   std::string endpoint() const override { return "fake"; }
 
@@ -95,6 +100,77 @@ FakeTransport::Server modern(std::function<json(const json&)> rest) {
       return result_for(message, {{"supportedVersions", {"2026-07-28"}}, {"serverInfo", {{"name", "m"}}}});
     return rest(message);
   };
+}
+
+// An older server: server/discover is an unknown method, initialize answers with `capabilities`, and every
+// other request is answered by `rest`.
+FakeTransport::Server legacy(json capabilities, std::function<json(const json&)> rest) {
+  return [capabilities, rest](const json& message) -> json {
+    if (!message.contains("id")) return nullptr;
+    if (message["method"] == "server/discover") return error_for(message, -32601);
+    if (message["method"] == "initialize") {
+      json result = kInitializeResult;
+      result["capabilities"] = capabilities;
+      return result_for(message, result);
+    }
+    return rest(message);
+  };
+}
+
+std::vector<json> with_method(const std::vector<json>& messages, const std::string& method) {
+  std::vector<json> out;
+  for (const json& message : messages)
+    if (message.value("method", "") == method) out.push_back(message);
+  return out;
+}
+
+TEST_F(SessionFakeTest, AServerWithTheLoggingCapabilityIsAskedForTheConfiguredLevel) {
+  McpClientOptions options;
+  options.log_level = "warning";
+  auto session =
+      open(legacy({{"logging", json::object()}}, [](const json& m) { return result_for(m, {}); }), options);
+  ASSERT_TRUE(session.has_value()) << session.error().to_string();
+  const std::vector<json> asked = with_method(sent(), "logging/setLevel");
+  ASSERT_EQ(asked.size(), 1U);
+  EXPECT_EQ(asked[0]["params"], json({{"level", "warning"}}));
+  EXPECT_TRUE(problems_.empty());
+}
+
+TEST_F(SessionFakeTest, NoLevelIsAskedWithoutTheCapabilityOrAConfiguredLevelOrOfAModernServer) {
+  McpClientOptions options;
+  options.log_level = "info";
+  auto answer = [](const json& m) { return result_for(m, json::object()); };
+  ASSERT_TRUE(open(legacy(json::object(), answer), options).has_value());        // no logging capability
+  ASSERT_TRUE(open(legacy({{"logging", json::object()}}, answer)).has_value());  // no level configured
+  ASSERT_TRUE(open(modern(answer), options).has_value());  // the stateless generation has no session
+  EXPECT_TRUE(with_method(sent(), "logging/setLevel").empty());
+}
+
+TEST_F(SessionFakeTest, ARefusedLogLevelIsAProblemAndTheSessionGoesOn) {
+  McpClientOptions options;
+  options.log_level = "debug";
+  auto session = open(legacy({{"logging", json::object()}},
+                             [](const json& m) {
+                               if (m["method"] == "logging/setLevel") return error_for(m, -32602);
+                               return result_for(m, {{"tools", json::array()}});
+                             }),
+                      options);
+  ASSERT_TRUE(session.has_value()) << session.error().to_string();
+  ASSERT_EQ(problems_.size(), 1U);
+  EXPECT_EQ(problems_[0].code(), codes::kMcpRpcError);
+  EXPECT_NE(problems_[0].message().find("logging/setLevel debug"), std::string::npos)
+      << problems_[0].message();
+  std::promise<Result<std::vector<McpToolInfo>>> promise;
+  (*session)->list_tools([&](Result<std::vector<McpToolInfo>> r) { promise.set_value(std::move(r)); });
+  EXPECT_TRUE(promise.get_future().get().has_value());
+}
+
+TEST_F(SessionFakeTest, TheServerStreamIsOpenedAfterAnOlderHandshakeOnly) {
+  auto answer = [](const json& m) { return result_for(m, json::object()); };
+  ASSERT_TRUE(open(modern(answer)).has_value());
+  EXPECT_EQ(wire_->server_streams, 0);
+  ASSERT_TRUE(open(legacy(json::object(), answer)).has_value());
+  EXPECT_EQ(wire_->server_streams, 1);
 }
 
 TEST_F(SessionFakeTest, TheProbeCarriesTheModernMetaAndDeclaresNoCapabilities) {

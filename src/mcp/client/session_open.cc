@@ -127,6 +127,9 @@ Result<std::shared_ptr<McpSession>> open_mcp_session(std::unique_ptr<McpTranspor
     const Generation generation = KEEL_TRY(probe(*session, options, deadline, info));
     if (generation == Generation::kLegacy) info = KEEL_TRY(initialize(*session, deadline));
     session->become_ready(std::move(info), generation == Generation::kModern);
+    if (generation == Generation::kLegacy && !options.log_level.empty() &&
+        session->server_info().capabilities.contains("logging"))
+      session->request_log_level(options.log_level);
     return {};
   }();
   if (!handshake) {

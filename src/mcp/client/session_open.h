@@ -37,6 +37,11 @@ struct McpClientOptions {
   size_t max_tool_pages = 100;
   // Each tools/list page must arrive within this.
   std::chrono::milliseconds list_timeout = std::chrono::seconds(60);
+  // The MCP logging level asked of a server that declares the `logging` capability ("debug" .. "emergency";
+  // "": none asked, the server's default stands). Sent as logging/setLevel right after the handshake of the
+  // older generation, without waiting for its answer: a refusal or silence is reported through on_problem
+  // and changes nothing else. (The 2026-07-28 generation has no session to set a level on.)
+  std::string log_level;
   // Deadlines of calls are measured on this clock (null: the system clock). The handshake's own timeouts
   // are real time.
   std::shared_ptr<const Clock> clock;

@@ -4,6 +4,7 @@
 // the session goes on).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -153,7 +154,7 @@ TEST_F(SessionTest, ToolsListFollowsEveryPage) {
   open_ok({"--tools=40", "--page-size=7"});
   auto listed = tools();
   ASSERT_TRUE(listed.has_value()) << listed.error().to_string();
-  ASSERT_EQ(listed->size(), 55u);
+  ASSERT_EQ(listed->size(), 57u);
   EXPECT_EQ((*listed)[0].name, "echo");
   EXPECT_EQ((*listed)[0].annotations["readOnlyHint"], true);
   EXPECT_TRUE((*listed)[1].output_schema.has_value());
@@ -294,6 +295,31 @@ TEST_F(SessionTest, TheServersPingIsAnswered) {
   auto result = call("ping_client");
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(text_of(*result), "the client answered ping");
+}
+
+TEST_F(SessionTest, TheConfiguredLogLevelIsAskedOfAServerWithTheLoggingCapability) {
+  McpClientOptions options;
+  options.log_level = "warning";
+  open_ok({"--mode=legacy"}, options);
+  ASSERT_TRUE(observed_.wait_for([&] {
+    return std::ranges::any_of(observed_.logs,
+                               [](const Error& log) { return log.message() == "log level \"warning\""; });
+  }));
+  std::lock_guard lock(observed_.mu);
+  EXPECT_TRUE(observed_.problems.empty());
+}
+
+// keel declares no elicitation capability: a server that elicits anyway gets a JSON-RPC error at once
+// (method not found, naming the method), so its tool call goes on instead of hanging.
+TEST_F(SessionTest, AnElicitationRequestIsAnsweredWithMethodNotFound) {
+  open_ok({"--mode=legacy"});
+  auto result = call("elicit");
+  ASSERT_TRUE(result.has_value()) << result.error().to_string();
+  const json answer = json::parse(text_of(*result));
+  EXPECT_EQ(answer["id"], "srv-elicit");
+  EXPECT_FALSE(answer.contains("result"));
+  EXPECT_EQ(answer["error"]["code"], -32601) << answer.dump();
+  EXPECT_NE(answer["error"]["message"].get<std::string>().find("elicitation/create"), std::string::npos);
 }
 
 TEST_F(SessionTest, ClosingFailsPendingCallsWithTransportClosed) {

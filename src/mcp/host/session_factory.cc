@@ -5,6 +5,7 @@
 #include "mcp/client/session_open.h"
 #include "mcp/client/stdio_transport.h"
 #include "mcp/host/mcp_host_errors.h"
+#include "mcp/host/server_log.h"
 
 namespace keel::mcp {
 namespace {
@@ -33,26 +34,50 @@ Result<std::unique_ptr<McpTransport>> http_transport_for(const McpServerSettings
   return make_http_transport(std::move(options));
 }
 
+// The events with the server's logging written to `log` first.
+McpSessionEvents logged_events(McpSessionEvents events, const std::string& server,
+                               std::shared_ptr<spdlog::logger> log) {
+  auto server_log = std::make_shared<McpServerLog>(server, std::move(log));
+  events.on_log = [server_log, next = std::move(events.on_log)](McpLogMessage message) {
+    server_log->message(message);
+    if (next) next(std::move(message));
+  };
+  events.on_problem = [server_log, next = std::move(events.on_problem)](const Error& problem, bool is_log) {
+    if (is_log) {
+      server_log->stderr_line(problem.message());
+    } else {
+      server_log->problem(problem);
+    }
+    if (next) next(problem, is_log);
+  };
+  return events;
+}
+
 }  // namespace
 
-McpSessionFactory make_mcp_session_factory(McpBearerTokens tokens) {
-  return [tokens = std::move(tokens)](const McpServerSettings& server,
-                                      McpSessionEvents events) -> Result<std::shared_ptr<McpSession>> {
-    std::unique_ptr<McpTransport> transport;
-    if (!server.url.empty()) {
-      transport = KEEL_TRY(http_transport_for(server, tokens));
-    } else {
-      StdioServerSpec spec;
-      spec.command = server.command;
-      spec.args = server.args;
-      spec.env = server.env;
-      spec.cwd = server.cwd;
-      transport = KEEL_TRY(make_stdio_transport(std::move(spec)));
-    }
-    McpClientOptions options;
-    options.handshake_timeout = server.connect_timeout;
-    return open_mcp_session(std::move(transport), std::move(options), std::move(events));
-  };
+McpSessionFactory make_mcp_session_factory(McpBearerTokens tokens, std::shared_ptr<spdlog::logger> log) {
+  return
+      [tokens = std::move(tokens), log = std::move(log)](
+          const McpServerSettings& server, McpSessionEvents events) -> Result<std::shared_ptr<McpSession>> {
+        std::unique_ptr<McpTransport> transport;
+        if (!server.url.empty()) {
+          transport = KEEL_TRY(http_transport_for(server, tokens));
+        } else {
+          StdioServerSpec spec;
+          spec.command = server.command;
+          spec.args = server.args;
+          spec.env = server.env;
+          spec.cwd = server.cwd;
+          transport = KEEL_TRY(make_stdio_transport(std::move(spec)));
+        }
+        McpClientOptions options;
+        options.handshake_timeout = server.connect_timeout;
+        if (log) {
+          options.log_level = mcp_log_level(log->level());
+          events = logged_events(std::move(events), server.name, log);
+        }
+        return open_mcp_session(std::move(transport), std::move(options), std::move(events));
+      };
 }
 
 }  // namespace keel::mcp

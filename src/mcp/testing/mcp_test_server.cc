@@ -16,11 +16,15 @@
 //   unknown_id         a response to an id nobody sent, then the result
 //   change             notifications/tools/list_changed, then the result
 //   ping_client        pings the client and answers once the client answered the ping
+//   elicit             sends elicitation/create to the client (which declared no elicitation capability)
+//                      and answers with the client's response, as JSON text
+//   log {params}       one notifications/message whose params are `params` (any JSON), then the result
 // Flags: --mode=both|legacy|modern|silent (legacy answers server/discover with -32601; modern answers
 // initialize with -32601; silent never answers server/discover), --initialize-version=V (the version its
 // InitializeResult names; default: the one asked for), --tools=N (N more tools t0..), --page-size=N
 // (tools/list pages), --garbage-at-start (two non-JSON lines before anything), --stderr-banner (a line on
-// stderr at start).
+// stderr at start). A logging/setLevel request is answered and its level written on stderr ("log level
+// \"debug\"").
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -82,8 +86,9 @@ class Server {
 
   json tool_list() const {
     json tools = json::array();
-    for (const char* name : {"echo", "add", "fail", "die", "hang", "slow", "progress", "flood", "big",
-                             "stray", "garbage", "dup", "unknown_id", "change", "ping_client"}) {
+    for (const char* name :
+         {"echo", "add", "fail", "die", "hang", "slow", "progress", "flood", "big", "stray", "garbage", "dup",
+          "unknown_id", "change", "ping_client", "elicit", "log"}) {
       tools.push_back({{"name", name},
                        {"description", std::string("the ") + name + " tool"},
                        {"inputSchema", {{"type", "object"}}}});
@@ -133,6 +138,10 @@ class Server {
     } else if (!initialized_) {
       return error(id, -32002, "not initialized");
     }
+    if (method == "logging/setLevel") {
+      std::cerr << "log level " << params.value("level", json()).dump() << std::endl;
+      return reply(id, json::object());
+    }
     if (method == "tools/list") return list_tools(id, params);
     if (method == "tools/call") return call_tool(id, params);
     error(id, -32601, "Method not found");
@@ -150,6 +159,10 @@ class Server {
     if (message.value("id", json()) == "srv-ping" && awaiting_ping_) {
       reply(*awaiting_ping_, text_result("the client answered ping"));
       awaiting_ping_.reset();
+    }
+    if (message.value("id", json()) == "srv-elicit" && awaiting_elicit_) {
+      reply(*awaiting_elicit_, text_result(message.dump()));
+      awaiting_elicit_.reset();
     }
   }
 
@@ -224,6 +237,19 @@ class Server {
       awaiting_ping_ = id;
       return write({{"jsonrpc", "2.0"}, {"id", "srv-ping"}, {"method", "ping"}});
     }
+    if (name == "elicit") {
+      awaiting_elicit_ = id;
+      const json schema = {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}};
+      const json request = {{"message", "Your name?"}, {"requestedSchema", schema}};
+      return write(
+          {{"jsonrpc", "2.0"}, {"id", "srv-elicit"}, {"method", "elicitation/create"}, {"params", request}});
+    }
+    if (name == "log") {
+      write({{"jsonrpc", "2.0"},
+             {"method", "notifications/message"},
+             {"params", args.value("params", json())}});
+      return reply(id, text_result("logged"));
+    }
     reply(id, text_result("unknown tool " + name, true));
   }
 
@@ -231,6 +257,7 @@ class Server {
   bool modern_ = false;
   bool initialized_ = false;
   std::optional<json> awaiting_ping_;
+  std::optional<json> awaiting_elicit_;
 };
 
 }  // namespace
