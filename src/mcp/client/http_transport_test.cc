@@ -504,3 +504,97 @@ TEST(HttpTransport, ANonHttpUrlIsRefused) {
 
 }  // namespace
 }  // namespace keel::mcp
+
+namespace keel::mcp {
+namespace {
+
+// An McpHttpAuth whose renewals are scripted: each on_challenge() records what it was told and answers with
+// the next token (or the error) of its script.
+class ScriptedAuth final : public McpHttpAuth {
+ public:
+  explicit ScriptedAuth(std::vector<Result<std::string>> renewals) : renewals_(std::move(renewals)) {}
+  Result<std::string> token() override {
+    MutexLock lock(mu_);
+    return token_;
+  }
+  Result<void> on_challenge(int status, const std::string& www_authenticate,
+                            const std::string& used_token) override {
+    MutexLock lock(mu_);
+    challenges_.push_back(std::to_string(status) + " " + www_authenticate + " used=" + used_token);
+    if (next_ >= renewals_.size()) return fail(codes::kInvalidArgument, "no renewal left");
+    Result<std::string> renewed = renewals_[next_++];
+    if (!renewed) return std::unexpected(renewed.error());
+    token_ = *renewed;
+    return {};
+  }
+  std::vector<std::string> challenges() const {
+    MutexLock lock(mu_);
+    return challenges_;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<Result<std::string>> renewals_ GUARDED_BY(mu_);
+  size_t next_ GUARDED_BY(mu_) = 0;
+  std::string token_ GUARDED_BY(mu_);
+  std::vector<std::string> challenges_ GUARDED_BY(mu_);
+};
+
+TEST(HttpTransportAuth, A401IsAnsweredByRenewingTheCredentialsAndSendingTheRequestAgainWithTheNewToken) {
+  auto auth = std::make_shared<ScriptedAuth>(std::vector<Result<std::string>>{std::string("tok-1")});
+  HttpTransportOptions options;
+  options.auth = auth;
+  Fixture f(
+      [](const TestRequest& r, TestConnection& c) {
+        if (r.header("authorization") != "Bearer tok-1") {
+          c.json(401, R"({"error":"unauthorized"})", {R"(WWW-Authenticate: Bearer scope="tools")"});
+          return;
+        }
+        c.json(200, result(body_of(r)["id"], {{"ok", true}}).dump());
+      },
+      options);
+  ASSERT_TRUE(f.transport->send(request(1, "tools/list")));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  EXPECT_EQ(f.recorder.messages()[0], result(1, {{"ok", true}}));
+  EXPECT_EQ(auth->challenges(), std::vector<std::string>{R"(401 Bearer scope="tools" used=)"});
+  const auto requests = f.server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_FALSE(requests[0].header("authorization").has_value());
+  EXPECT_EQ(requests[1].body, requests[0].body);
+  EXPECT_TRUE(f.recorder.problems().empty());
+}
+
+TEST(HttpTransportAuth, ASecondRefusalOfTheSameRequestFailsItWithoutAnotherRenewal) {
+  auto auth = std::make_shared<ScriptedAuth>(
+      std::vector<Result<std::string>>{std::string("tok-1"), std::string("tok-2")});
+  HttpTransportOptions options;
+  options.auth = auth;
+  Fixture f(
+      [](const TestRequest&, TestConnection& c) {
+        c.json(403, "{}", {R"(WWW-Authenticate: Bearer error="insufficient_scope")"});
+      },
+      options);
+  ASSERT_TRUE(f.transport->send(request(1, "tools/call", {{"name", "t"}})));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  EXPECT_EQ(f.recorder.messages()[0]["error"]["data"]["keel/code"], codes::kMcpHttpUnauthorized);
+  EXPECT_EQ(auth->challenges().size(), 1u);
+  const auto requests = f.server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].header("authorization"), "Bearer tok-1");
+}
+
+TEST(HttpTransportAuth, ARenewalThatFailsFailsTheRequestWithItsCode) {
+  auto auth = std::make_shared<ScriptedAuth>(
+      std::vector<Result<std::string>>{std::unexpected(Error("mcp.auth_denied", "the person said no"))});
+  HttpTransportOptions options;
+  options.auth = auth;
+  Fixture f([](const TestRequest&, TestConnection& c) { c.json(401, "{}"); }, options);
+  ASSERT_TRUE(f.transport->send(request(1, "tools/list")));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  EXPECT_EQ(f.recorder.messages()[0]["error"]["data"]["keel/code"], "mcp.auth_denied");
+  EXPECT_EQ(auth->challenges(), std::vector<std::string>{"401  used="});
+  EXPECT_EQ(f.server.requests().size(), 1u);
+}
+
+}  // namespace
+}  // namespace keel::mcp
