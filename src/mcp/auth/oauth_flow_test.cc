@@ -98,6 +98,20 @@ TEST(OAuthFlow, AForgedRedirectNeverReachesTheTokenEndpoint) {
   EXPECT_TRUE(server.token_forms.empty());
 }
 
+TEST(OAuthFlow, TheResourceParameterIsTheIdentifierExactlyAsTheMetadataPublishesIt) {
+  FakeAuthorizationServer server;
+  server.documents_["https://mcp.example.com/.well-known/oauth-protected-resource"] =
+      server.documents_["https://mcp.example.com/.well-known/oauth-protected-resource/mcp"];
+  server.documents_.erase("https://mcp.example.com/.well-known/oauth-protected-resource/mcp");
+  server.documents_["https://mcp.example.com/.well-known/oauth-protected-resource"]["resource"] =
+      "https://mcp.example.com";
+  auto grant = sign_in(kServer, std::nullopt, options(), server.fetch(), server.authorizer());
+  ASSERT_TRUE(grant.has_value()) << grant.error().to_string();
+  EXPECT_EQ(grant->resource, "https://mcp.example.com");
+  EXPECT_EQ(find_param(server.authorization_query, "resource"), "https://mcp.example.com");
+  EXPECT_EQ(find_param(server.token_forms[0], "resource"), "https://mcp.example.com");
+}
+
 TEST(OAuthFlow, MetadataForAnotherResourceStopsTheFlow) {
   FakeAuthorizationServer server;
   server.documents_["https://mcp.example.com/.well-known/oauth-protected-resource/mcp"]["resource"] =
