@@ -8,6 +8,8 @@
 #include <set>
 
 #include "keel/error_codes.h"
+#include "mcp/auth/fake_authorization_server.h"
+#include "mcp/auth/oauth_http_auth.h"
 #include "mcp/client/http_errors.h"
 #include "mcp/client/http_test_server.h"
 #include "mcp/mcp_errors.h"
@@ -594,6 +596,47 @@ TEST(HttpTransportAuth, ARenewalThatFailsFailsTheRequestWithItsCode) {
   EXPECT_EQ(f.recorder.messages()[0]["error"]["data"]["keel/code"], "mcp.auth_denied");
   EXPECT_EQ(auth->challenges(), std::vector<std::string>{"401  used="});
   EXPECT_EQ(f.server.requests().size(), 1u);
+}
+
+TEST(HttpTransportAuth, AServerThatAnswers401IsSignedInToWithOAuthAndTheRequestSentWithTheGrantedToken) {
+  constexpr char kMetadata[] = "https://meta.example.com/prm";
+  TestHttpServer server([&](const TestRequest& r, TestConnection& c) {
+    if (r.header("authorization") != "Bearer at-1") {
+      c.json(
+          401, "{}",
+          {std::string("WWW-Authenticate: Bearer resource_metadata=\"") + kMetadata + "\", scope=\"tools\""});
+      return;
+    }
+    c.json(200, result(body_of(r)["id"], {{"ok", true}}).dump());
+  });
+  testing::FakeAuthorizationServer authorization;
+  authorization.documents_[kMetadata] = {{"resource", server.url()},
+                                         {"authorization_servers", {testing::kIssuer}}};
+  OAuthHttpAuthOptions auth;
+  auth.server_url = server.url();
+  auth.redirect_uri = testing::kRedirect;
+  auth.fetch = authorization.fetch();
+  auth.authorizer = authorization.authorizer();
+  HttpTransportOptions options;
+  options.url = server.url();
+  options.http_client = std::make_shared<providers::CurlHttpClient>(Fixture::direct());
+  options.auth = make_oauth_http_auth(std::move(auth));
+  auto transport = make_http_transport(std::move(options));
+  ASSERT_TRUE(transport) << transport.error().to_string();
+  Recorder recorder;
+  ASSERT_TRUE((*transport)->start(recorder.handlers()));
+
+  ASSERT_TRUE((*transport)->send(request(1, "tools/list")));
+  ASSERT_TRUE(recorder.wait_messages(1));
+  EXPECT_EQ(recorder.messages()[0], result(1, {{"ok", true}}));
+  EXPECT_EQ(authorization.calls.front(), std::string("GET ") + kMetadata);
+  EXPECT_EQ(find_param(authorization.authorization_query, "resource"), server.url());
+  EXPECT_EQ(find_param(authorization.authorization_query, "scope"), "tools");
+  EXPECT_EQ(authorization.registration["client_name"], "keel");
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].header("authorization"), "Bearer at-1");
+  (*transport)->close();
 }
 
 }  // namespace
