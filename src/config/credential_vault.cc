@@ -70,12 +70,13 @@ Result<void> check_shape_holds_no_secret(const std::string& id, const std::strin
 Result<CredentialInfo> info_of(const std::string& id, const std::string& provider_kind,
                                const std::string& shape, int64_t version, int64_t created_at,
                                int64_t rotated_at) {
+  // "" is a credential of no model provider (put() with none).
   const std::optional<ProviderKind> kind = parse_provider_kind(provider_kind);
   auto parsed = parse_json(shape);
-  if (!kind || !parsed || !parsed->is_object()) {
+  if ((!kind && !provider_kind.empty()) || !parsed || !parsed->is_object()) {
     return fail(codes::kStoreDecode, "credential " + id + " has a damaged provider kind or shape");
   }
-  return CredentialInfo{id, *kind, std::move(*parsed), version, created_at, rotated_at};
+  return CredentialInfo{id, kind, std::move(*parsed), version, created_at, rotated_at};
 }
 
 }  // namespace
@@ -135,8 +136,9 @@ Result<Secret> CredentialVault::open(const CredentialRow& row) const {
   return plain;
 }
 
-Result<CredentialInfo> CredentialVault::put(Transaction& tx, const std::string& id, ProviderKind provider,
-                                            const json& shape, const Secret& secret) {
+Result<CredentialInfo> CredentialVault::put(Transaction& tx, const std::string& id,
+                                            std::optional<ProviderKind> provider, const json& shape,
+                                            const Secret& secret) {
   KEEL_TRY(check_id(id));
   KEEL_TRY(check_secret(id, secret));
   if (!shape.is_object() || !shape.contains("kind") || !shape["kind"].is_string()) {
@@ -152,7 +154,7 @@ Result<CredentialInfo> CredentialVault::put(Transaction& tx, const std::string& 
   KEEL_TRY(check_shape_holds_no_secret(id, *canonical, secret));
   CredentialRow row;
   row.id = id;
-  row.provider_kind = std::string(to_string(provider));
+  row.provider_kind = provider ? std::string(to_string(*provider)) : std::string();
   row.shape = std::move(*canonical);
   row.key_id = key_.key_id();
   row.version = 1;

@@ -1,4 +1,5 @@
-// config/credential_vault.h — API keys encrypted at rest in the store's `credentials` table.
+// config/credential_vault.h — API keys (and MCP servers' OAuth grants) encrypted at rest in the store's
+// `credentials` table.
 //
 // Each secret is sealed with XChaCha20-Poly1305 (libsodium's IETF AEAD) under the master key, with a fresh
 // random 24-byte nonce per seal. The associated data binds the ciphertext to its row: credential id,
@@ -19,6 +20,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +37,9 @@ namespace keel::config {
 // A credential without its secret: what list() shows and what a snapshot may record.
 struct CredentialInfo {
   std::string id;
-  ProviderKind provider = ProviderKind::kOpenAiChat;
+  // The model provider the credential is for; none for a credential of no model provider (an MCP server's
+  // OAuth grant, mcp/auth/oauth_grant_vault.h).
+  std::optional<ProviderKind> provider = ProviderKind::kOpenAiChat;
   nlohmann::json shape;
   int64_t version = 1;
   int64_t created_at = 0;
@@ -56,8 +60,9 @@ class CredentialVault {
   CredentialVault(MasterKey key, const Clock& clock);
 
   // Stores a new credential (version 1). The id has 1 to 128 letters, digits, '.', '_' or '-'; the shape
-  // is a JSON object of at most 1 KiB that does not contain the secret.
-  Result<CredentialInfo> put(Transaction& tx, const std::string& id, ProviderKind provider,
+  // is a JSON object of at most 1 KiB that does not contain the secret. `provider` none: a credential of no
+  // model provider (its provider kind is stored as "").
+  Result<CredentialInfo> put(Transaction& tx, const std::string& id, std::optional<ProviderKind> provider,
                              const nlohmann::json& shape, const Secret& secret);
   // Seals `secret` behind existing credential `id` (same shape and provider), version + 1.
   Result<CredentialInfo> rotate(Transaction& tx, const std::string& id, const Secret& secret);

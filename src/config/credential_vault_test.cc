@@ -231,6 +231,23 @@ TEST_F(CredentialVaultTest, BadIdsShapesAndSecretsAreRefusedBeforeAnythingIsWrit
   EXPECT_TRUE(must(vault_.list(*tx)).empty());
 }
 
+TEST_F(CredentialVaultTest, ACredentialOfNoModelProviderRoundTripsAndIsListed) {
+  {
+    auto tx = begin();
+    const CredentialInfo info = must(vault_.put(*tx, "mcp-oauth.docs.0123456789abcdef", std::nullopt,
+                                                json{{"kind", "mcp_oauth_grant"}}, Secret::copy_of(kKey)));
+    EXPECT_EQ(info.provider, std::nullopt);
+    must(tx->commit());
+  }
+  reopen();
+  EXPECT_EQ(get("mcp-oauth.docs.0123456789abcdef"), kKey);
+  auto tx = begin(TxMode::kRead);
+  const std::vector<CredentialInfo> all = must(vault_.list(*tx));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].provider, std::nullopt);
+  EXPECT_EQ(all[0].shape, json({{"kind", "mcp_oauth_grant"}}));
+}
+
 TEST_F(CredentialVaultTest, ApiKeyShapesNameTheHeaderOfEachProviderKind) {
   EXPECT_EQ(api_key_shape(ProviderKind::kOpenAiResponses), (json{{"kind", "api_key"},
                                                                  {"provider", "openai-responses"},

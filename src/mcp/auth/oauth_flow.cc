@@ -61,6 +61,9 @@ Result<OAuthGrant> sign_in(const std::string& server_url, const std::optional<Be
       *resource_urls, fetch, "protected resource metadata",
       [&](const json& document) { return parse_protected_resource_metadata(document, server_url); });
   if (!resource) return std::unexpected(resource.error());
+  // The `resource` parameter is the identifier exactly as the metadata publishes it (checked above to be the
+  // server or a parent path of it on its origin): a pathless one must not gain a "/" on the way.
+  *resource_uri = resource->resource;
 
   const std::string& issuer = resource->authorization_servers.front();
   auto server_urls = authorization_server_metadata_urls(issuer);

@@ -12,6 +12,8 @@
 //   4. hand the authorization URL to the Authorizer (the person's browser and keel's loopback listener;
 //      a test or the conformance client follows the redirect itself) and read the redirect it returns;
 //   5. exchange the code (PKCE verifier, resource) for tokens.
+// The `resource` parameter of both requests is the identifier exactly as the protected-resource metadata
+// publishes it (the server itself or a parent path on its origin, checked in step 1).
 // refresh() exchanges a grant's refresh token for new tokens, keeping the old refresh token when the server
 // does not rotate it.
 //
@@ -68,7 +70,7 @@ struct SignInOptions {
 
 // What a sign-in yields, and what refresh() needs later. Holds secrets: never log it.
 struct OAuthGrant {
-  std::string resource;  // the server's canonical URI
+  std::string resource;  // the `resource` identifier as the protected-resource metadata publishes it
   AuthorizationServerMetadata server;
   OAuthClient client;
   OAuthTokens tokens;

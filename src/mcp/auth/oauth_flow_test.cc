@@ -6,84 +6,19 @@
 #include <nlohmann/json.hpp>
 
 #include "mcp/auth/auth_errors.h"
+#include "mcp/auth/fake_authorization_server.h"
 #include "mcp/auth/oauth_url.h"
 #include "mcp/auth/pkce.h"
 
 namespace keel::mcp {
 namespace {
 
+using testing::FakeAuthorizationServer;
+using testing::kIssuer;
+using testing::kRedirect;
+using testing::kServer;
+
 using nlohmann::json;
-
-constexpr char kServer[] = "https://mcp.example.com/mcp";
-constexpr char kIssuer[] = "https://auth.example.com";
-constexpr char kRedirect[] = "http://127.0.0.1:4711/callback";
-
-// An authorization server and a resource's metadata in memory: routes by URL, with the code exchange checked
-// the way a real server checks it (the verifier must match the challenge the authorization request sent).
-class FakeAuthorizationServer {
- public:
-  FakeAuthorizationServer() {
-    documents_["https://mcp.example.com/.well-known/oauth-protected-resource/mcp"] = {
-        {"resource", kServer}, {"authorization_servers", {kIssuer}}, {"scopes_supported", {"tools"}}};
-    documents_[std::string(kIssuer) + "/.well-known/oauth-authorization-server"] = {
-        {"issuer", kIssuer},
-        {"authorization_endpoint", std::string(kIssuer) + "/authorize"},
-        {"token_endpoint", std::string(kIssuer) + "/token"},
-        {"registration_endpoint", std::string(kIssuer) + "/register"},
-        {"code_challenge_methods_supported", {"S256"}}};
-  }
-
-  HttpFetch fetch() {
-    return [this](const HttpCall& call) -> Result<HttpReply> {
-      calls.push_back(call.method + " " + call.url);
-      if (call.method == "GET") {
-        const auto it = documents_.find(call.url);
-        if (it == documents_.end()) return HttpReply{404, {}, "not found"};
-        return HttpReply{200, {}, it->second.dump()};
-      }
-      if (call.url == std::string(kIssuer) + "/register") {
-        registration = json::parse(call.body);
-        return HttpReply{201, {}, json{{"client_id", "dyn-client"}}.dump()};
-      }
-      if (call.url == std::string(kIssuer) + "/token") {
-        token_forms.push_back(form_decode(call.body));
-        const QueryParams& form = token_forms.back();
-        if (find_param(form, "grant_type") == "authorization_code") {
-          if (find_param(form, "code") != "the-code" ||
-              pkce_challenge(find_param(form, "code_verifier").value_or("")) != challenge) {
-            return HttpReply{400, {}, R"({"error":"invalid_grant"})"};
-          }
-          return HttpReply{
-              200, {}, R"({"access_token":"at-1","token_type":"Bearer","refresh_token":"rt-1"})"};
-        }
-        if (find_param(form, "refresh_token") != "rt-1")
-          return HttpReply{400, {}, R"({"error":"invalid_grant"})"};
-        return HttpReply{200, {}, refresh_reply};
-      }
-      return HttpReply{404, {}, ""};
-    };
-  }
-
-  Authorizer authorizer() {
-    return [this](const std::string& url, const std::string& redirect_uri) -> Result<std::string> {
-      auto parsed = parse_http_url(url);
-      if (!parsed) return std::unexpected(parsed.error());
-      authorization_query = form_decode(parsed->query);
-      challenge = find_param(authorization_query, "code_challenge").value_or("");
-      const std::string state = find_param(authorization_query, "state").value_or("");
-      return redirect_uri + "?code=the-code&state=" + (forge_state ? "forged" : state);
-    };
-  }
-
-  std::map<std::string, json> documents_;
-  std::vector<std::string> calls;
-  json registration;
-  QueryParams authorization_query;
-  std::vector<QueryParams> token_forms;
-  std::string challenge;
-  std::string refresh_reply = R"({"access_token":"at-2","token_type":"Bearer"})";
-  bool forge_state = false;
-};
 
 SignInOptions options() {
   SignInOptions out;
@@ -161,6 +96,20 @@ TEST(OAuthFlow, AForgedRedirectNeverReachesTheTokenEndpoint) {
   ASSERT_FALSE(grant.has_value());
   EXPECT_EQ(grant.error().code(), codes::kMcpAuthStateMismatch);
   EXPECT_TRUE(server.token_forms.empty());
+}
+
+TEST(OAuthFlow, TheResourceParameterIsTheIdentifierExactlyAsTheMetadataPublishesIt) {
+  FakeAuthorizationServer server;
+  server.documents_["https://mcp.example.com/.well-known/oauth-protected-resource"] =
+      server.documents_["https://mcp.example.com/.well-known/oauth-protected-resource/mcp"];
+  server.documents_.erase("https://mcp.example.com/.well-known/oauth-protected-resource/mcp");
+  server.documents_["https://mcp.example.com/.well-known/oauth-protected-resource"]["resource"] =
+      "https://mcp.example.com";
+  auto grant = sign_in(kServer, std::nullopt, options(), server.fetch(), server.authorizer());
+  ASSERT_TRUE(grant.has_value()) << grant.error().to_string();
+  EXPECT_EQ(grant->resource, "https://mcp.example.com");
+  EXPECT_EQ(find_param(server.authorization_query, "resource"), "https://mcp.example.com");
+  EXPECT_EQ(find_param(server.token_forms[0], "resource"), "https://mcp.example.com");
 }
 
 TEST(OAuthFlow, MetadataForAnotherResourceStopsTheFlow) {

@@ -190,7 +190,11 @@ class Shared : public std::enable_shared_from_this<Shared> {
     if (!session.empty()) headers.push_back({"Mcp-Session-Id", session});
     const std::string version = version_override.empty() ? protocol_version() : version_override;
     if (!version.empty()) headers.push_back({"MCP-Protocol-Version", version});
-    if (options_.bearer_token) {
+    if (options_.auth) {
+      Result<std::string> token = options_.auth->token();
+      if (!token) return fail(token.error().with_context("getting the MCP server's bearer token"));
+      if (!token->empty()) headers.push_back({"Authorization", "Bearer " + *token});
+    } else if (options_.bearer_token) {
       Result<std::string> token = options_.bearer_token();
       if (!token) return fail(token.error().with_context("getting the MCP server's bearer token"));
       headers.push_back({"Authorization", "Bearer " + *token});
@@ -407,9 +411,23 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   bool had_session() const { return had_session_; }
   bool answered() const { return answered_; }
   Shared& shared() const { return *shared_; }
+  // Whether a refusal of this POST (401, 403) may be answered by renewing the credentials once.
+  bool may_reauthorize() const { return shared_->options().auth != nullptr && !reauthorized_; }
+
+  // The POST was refused with `status` and `challenge` (its WWW-Authenticate): off the client's worker (the
+  // sign-in may block, and may use an HTTP client of its own), ask the auth layer for new credentials, then
+  // send the POST again with them, once.
+  void reauthorize(int status, std::string challenge) {
+    reauthorized_ = true;
+    shared_->schedule(std::chrono::milliseconds(0),
+                      [self = shared_from_this(), status, challenge = std::move(challenge)] {
+                        self->retry_with_new_credentials(status, challenge);
+                      });
+  }
 
   void start_post();
   void start_get();
+  void retry_with_new_credentials(int status, const std::string& challenge);
 
   // A message from the server, from either transfer.
   void received(json message) {
@@ -485,7 +503,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   const std::shared_ptr<Shared> shared_;
   const std::shared_ptr<CancellationSource> cancel_ = std::make_shared<CancellationSource>();
   const std::string body_;
-  const std::vector<HttpHeader> post_headers_;
+  std::vector<HttpHeader> post_headers_;  // Authorization replaced by a renewal
   std::string method_;
   std::optional<json> id_;
   bool had_session_ = false;
@@ -494,6 +512,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   bool standalone_ = false;
   bool answered_ = false;
   bool finished_ = false;
+  bool reauthorized_ = false;
   int resumptions_ = 0;
   std::string last_event_id_;
   std::optional<int64_t> retry_ms_;
@@ -536,6 +555,10 @@ class StreamHandler final : public providers::HttpStreamHandler {
     }
     if (status < 200 || status >= 300) {
       mode_ = Mode::kErrorBody;
+      if (status == 401 || status == 403) {
+        if (const auto value = providers::find_header(headers, "WWW-Authenticate"))
+          www_authenticate_ = std::string(*value);
+      }
       return;
     }
     if (!exchange_->is_request() && is_post_) {
@@ -664,6 +687,8 @@ class StreamHandler final : public providers::HttpStreamHandler {
   }
 
   void complete_error_status() {
+    if (is_post_ && (status_ == 401 || status_ == 403) && exchange_->may_reauthorize())
+      return exchange_->reauthorize(status_, www_authenticate_);
     json parsed = json::parse(body_, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_object() && parsed.contains("jsonrpc") &&
         (parsed.contains("error") || parsed.contains("result"))) {
@@ -685,6 +710,7 @@ class StreamHandler final : public providers::HttpStreamHandler {
   bool head_received_ = false;
   Mode mode_ = Mode::kIgnore;
   std::string body_;
+  std::string www_authenticate_;
   SseParser parser_;
   std::optional<Error> failure_;
 };
@@ -699,6 +725,25 @@ void Exchange::start_post() {
   request.idle_timeout = shared_->options().idle_timeout;
   shared_->client().start(std::move(request), cancel_->token(),
                           std::make_shared<StreamHandler>(shared_from_this(), /*is_post=*/true));
+}
+
+void Exchange::retry_with_new_credentials(int status, const std::string& challenge) {
+  if (shared_->ended()) return finish();
+  const std::shared_ptr<McpHttpAuth>& auth = shared_->options().auth;
+  std::string used;
+  const auto old = std::find_if(post_headers_.begin(), post_headers_.end(),
+                                [](const HttpHeader& h) { return h.name == "Authorization"; });
+  if (old != post_headers_.end() && old->value.starts_with("Bearer ")) used = old->value.substr(7);
+  const Result<void> renewed = auth->on_challenge(status, challenge, used);
+  if (!renewed) {
+    return fail(renewed.error().with_context("the MCP server answered HTTP " + std::to_string(status) +
+                                             " and the credentials could not be renewed"));
+  }
+  Result<std::string> token = auth->token();
+  if (!token) return fail(token.error().with_context("getting the MCP server's bearer token"));
+  if (old != post_headers_.end()) post_headers_.erase(old);
+  if (!token->empty()) post_headers_.push_back({"Authorization", "Bearer " + *token});
+  start_post();
 }
 
 void Exchange::start_get() {

@@ -14,8 +14,14 @@
 //     each argument whose input-schema property declares `"x-mcp-header": "<Name>"` (learnt from the
 //     tools/list answers that pass through; strings encoded the same way, numbers and booleans as JSON,
 //     others skipped);
-//   - Authorization: Bearer <token> when a token provider is configured (asked before every request, so a
-//     refreshed token is used at once). Tokens never appear in messages, errors or logs.
+//   - Authorization: Bearer <token> when a token provider or an McpHttpAuth is configured (asked before every
+//     request, so a refreshed token is used at once). Tokens never appear in messages, errors or logs.
+//
+// With an McpHttpAuth (options.auth), a POST the server refuses with 401 or 403 is not failed at once: on the
+// transport's timer thread (never the HTTP client's worker) auth->on_challenge() gets the status and the
+// WWW-Authenticate header, and when it renewed the credentials the POST is sent again with the new token,
+// once per message; its error, or a second refusal, fails the request as below. close() waits for a renewal
+// under way.
 //
 // open_server_stream() (after the handshake of a revision with sessions) opens the standalone GET stream
 // once: its messages (the server's unasked notifications and requests) are delivered like any other; a 405
@@ -58,6 +64,7 @@
 #include <string>
 
 #include "keel/error.h"
+#include "mcp/client/mcp_http_auth.h"
 #include "mcp/client/mcp_transport.h"
 #include "providers/http/http_client.h"
 
@@ -68,6 +75,10 @@ struct HttpTransportOptions {
   // Asked before each request; its token goes in `Authorization: Bearer`. Null: no Authorization header.
   // An error fails the send() with that error.
   std::function<Result<std::string>()> bearer_token;
+  // Credentials that can be renewed (mcp_http_auth.h; OAuth: mcp/auth/oauth_http_auth.h). When set it is
+  // asked instead of bearer_token, and a POST refused with 401 or 403 is sent again once after
+  // auth->on_challenge() renewed them.
+  std::shared_ptr<McpHttpAuth> auth;
   size_t max_message_bytes = size_t{16} << 20;  // a JSON answer, or one SSE event
   size_t max_concurrent_requests = 32;
   int max_resumptions = 3;  // GET + Last-Event-ID attempts per request

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "keel/error_codes.h"
+#include "mcp/auth/fake_authorization_server.h"
+#include "mcp/auth/oauth_http_auth.h"
 #include "mcp/client/http_errors.h"
 #include "mcp/client/http_test_server.h"
 #include "mcp/mcp_errors.h"
@@ -571,6 +573,141 @@ TEST(HttpTransport, ANonHttpUrlIsRefused) {
   const auto made = make_http_transport(std::move(options));
   ASSERT_FALSE(made);
   EXPECT_EQ(made.error().code(), codes::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace keel::mcp
+
+namespace keel::mcp {
+namespace {
+
+// An McpHttpAuth whose renewals are scripted: each on_challenge() records what it was told and answers with
+// the next token (or the error) of its script.
+class ScriptedAuth final : public McpHttpAuth {
+ public:
+  explicit ScriptedAuth(std::vector<Result<std::string>> renewals) : renewals_(std::move(renewals)) {}
+  Result<std::string> token() override {
+    MutexLock lock(mu_);
+    return token_;
+  }
+  Result<void> on_challenge(int status, const std::string& www_authenticate,
+                            const std::string& used_token) override {
+    MutexLock lock(mu_);
+    challenges_.push_back(std::to_string(status) + " " + www_authenticate + " used=" + used_token);
+    if (next_ >= renewals_.size()) return fail(codes::kInvalidArgument, "no renewal left");
+    Result<std::string> renewed = renewals_[next_++];
+    if (!renewed) return std::unexpected(renewed.error());
+    token_ = *renewed;
+    return {};
+  }
+  std::vector<std::string> challenges() const {
+    MutexLock lock(mu_);
+    return challenges_;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<Result<std::string>> renewals_ GUARDED_BY(mu_);
+  size_t next_ GUARDED_BY(mu_) = 0;
+  std::string token_ GUARDED_BY(mu_);
+  std::vector<std::string> challenges_ GUARDED_BY(mu_);
+};
+
+TEST(HttpTransportAuth, A401IsAnsweredByRenewingTheCredentialsAndSendingTheRequestAgainWithTheNewToken) {
+  auto auth = std::make_shared<ScriptedAuth>(std::vector<Result<std::string>>{std::string("tok-1")});
+  HttpTransportOptions options;
+  options.auth = auth;
+  Fixture f(
+      [](const TestRequest& r, TestConnection& c) {
+        if (r.header("authorization") != "Bearer tok-1") {
+          c.json(401, R"({"error":"unauthorized"})", {R"(WWW-Authenticate: Bearer scope="tools")"});
+          return;
+        }
+        c.json(200, result(body_of(r)["id"], {{"ok", true}}).dump());
+      },
+      options);
+  ASSERT_TRUE(f.transport->send(request(1, "tools/list")));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  EXPECT_EQ(f.recorder.messages()[0], result(1, {{"ok", true}}));
+  EXPECT_EQ(auth->challenges(), std::vector<std::string>{R"(401 Bearer scope="tools" used=)"});
+  const auto requests = f.server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_FALSE(requests[0].header("authorization").has_value());
+  EXPECT_EQ(requests[1].body, requests[0].body);
+  EXPECT_TRUE(f.recorder.problems().empty());
+}
+
+TEST(HttpTransportAuth, ASecondRefusalOfTheSameRequestFailsItWithoutAnotherRenewal) {
+  auto auth = std::make_shared<ScriptedAuth>(
+      std::vector<Result<std::string>>{std::string("tok-1"), std::string("tok-2")});
+  HttpTransportOptions options;
+  options.auth = auth;
+  Fixture f(
+      [](const TestRequest&, TestConnection& c) {
+        c.json(403, "{}", {R"(WWW-Authenticate: Bearer error="insufficient_scope")"});
+      },
+      options);
+  ASSERT_TRUE(f.transport->send(request(1, "tools/call", {{"name", "t"}})));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  EXPECT_EQ(f.recorder.messages()[0]["error"]["data"]["keel/code"], codes::kMcpHttpUnauthorized);
+  EXPECT_EQ(auth->challenges().size(), 1u);
+  const auto requests = f.server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].header("authorization"), "Bearer tok-1");
+}
+
+TEST(HttpTransportAuth, ARenewalThatFailsFailsTheRequestWithItsCode) {
+  auto auth = std::make_shared<ScriptedAuth>(
+      std::vector<Result<std::string>>{std::unexpected(Error("mcp.auth_denied", "the person said no"))});
+  HttpTransportOptions options;
+  options.auth = auth;
+  Fixture f([](const TestRequest&, TestConnection& c) { c.json(401, "{}"); }, options);
+  ASSERT_TRUE(f.transport->send(request(1, "tools/list")));
+  ASSERT_TRUE(f.recorder.wait_messages(1));
+  EXPECT_EQ(f.recorder.messages()[0]["error"]["data"]["keel/code"], "mcp.auth_denied");
+  EXPECT_EQ(auth->challenges(), std::vector<std::string>{"401  used="});
+  EXPECT_EQ(f.server.requests().size(), 1u);
+}
+
+TEST(HttpTransportAuth, AServerThatAnswers401IsSignedInToWithOAuthAndTheRequestSentWithTheGrantedToken) {
+  constexpr char kMetadata[] = "https://meta.example.com/prm";
+  TestHttpServer server([&](const TestRequest& r, TestConnection& c) {
+    if (r.header("authorization") != "Bearer at-1") {
+      c.json(
+          401, "{}",
+          {std::string("WWW-Authenticate: Bearer resource_metadata=\"") + kMetadata + "\", scope=\"tools\""});
+      return;
+    }
+    c.json(200, result(body_of(r)["id"], {{"ok", true}}).dump());
+  });
+  testing::FakeAuthorizationServer authorization;
+  authorization.documents_[kMetadata] = {{"resource", server.url()},
+                                         {"authorization_servers", {testing::kIssuer}}};
+  OAuthHttpAuthOptions auth;
+  auth.server_url = server.url();
+  auth.redirect_uri = testing::kRedirect;
+  auth.fetch = authorization.fetch();
+  auth.authorizer = authorization.authorizer();
+  HttpTransportOptions options;
+  options.url = server.url();
+  options.http_client = std::make_shared<providers::CurlHttpClient>(Fixture::direct());
+  options.auth = make_oauth_http_auth(std::move(auth));
+  auto transport = make_http_transport(std::move(options));
+  ASSERT_TRUE(transport) << transport.error().to_string();
+  Recorder recorder;
+  ASSERT_TRUE((*transport)->start(recorder.handlers()));
+
+  ASSERT_TRUE((*transport)->send(request(1, "tools/list")));
+  ASSERT_TRUE(recorder.wait_messages(1));
+  EXPECT_EQ(recorder.messages()[0], result(1, {{"ok", true}}));
+  EXPECT_EQ(authorization.calls.front(), std::string("GET ") + kMetadata);
+  EXPECT_EQ(find_param(authorization.authorization_query, "resource"), server.url());
+  EXPECT_EQ(find_param(authorization.authorization_query, "scope"), "tools");
+  EXPECT_EQ(authorization.registration["client_name"], "keel");
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].header("authorization"), "Bearer at-1");
+  (*transport)->close();
 }
 
 }  // namespace

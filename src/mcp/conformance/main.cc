@@ -7,16 +7,25 @@
 // Every scenario gets the same behaviour, which is what a host does with a new server: open a session over
 // Streamable HTTP (the version probe and handshake), list the tools, and call each tool once with arguments
 // made from its input schema (a number for each number property, and so on). The scenarios differ only in
-// what the mock server checks on the way (headers, _meta, SSE resumption). Exit status 0 when every step
-// worked, 1 otherwise; what happened is written to stderr.
+// what the mock server checks on the way (headers, _meta, SSE resumption, OAuth). Exit status 0 when every
+// step worked, 1 otherwise; what happened is written to stderr (never a token).
+//
+// The transport always carries keel's OAuth layer (mcp/auth/oauth_http_auth.h): a server that answers 401
+// gets discovery, dynamic registration (or the pre-registered client_id/client_secret the scenario's context
+// names), PKCE and the code exchange, with the suite's authorization server consenting without a person
+// (redirect_authorizer.h); a 403 insufficient_scope gets a step-up sign-in.
 #include <chrono>
 #include <cstdlib>
 #include <future>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "mcp/auth/http_fetch.h"
+#include "mcp/auth/oauth_http_auth.h"
+#include "mcp/auth/redirect_authorizer.h"
 #include "mcp/client/http_transport.h"
 #include "mcp/client/session_open.h"
 
@@ -47,13 +56,48 @@ json sample_arguments(const json& input_schema) {
   return arguments;
 }
 
+// The scenario's context (MCP_CONFORMANCE_CONTEXT), or an empty object.
+json scenario_context() {
+  const char* context = std::getenv("MCP_CONFORMANCE_CONTEXT");
+  if (context == nullptr) return json::object();
+  json parsed = json::parse(context, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_object() ? parsed : json::object();
+}
+
+// keel's OAuth layer for `url`, its HTTP on a client of its own (the transport's worker never waits for it).
+std::shared_ptr<keel::mcp::McpHttpAuth> oauth_for(const std::string& url, const json& context) {
+  keel::mcp::HttpFetch fetch =
+      keel::mcp::make_http_fetch(std::make_shared<keel::providers::CurlHttpClient>());
+  keel::mcp::OAuthHttpAuthOptions options;
+  options.server_url = url;
+  options.client_name = "keel-mcp-conformance-client";
+  options.redirect_uri = "http://127.0.0.1:8976/callback";  // the authorizer reads the redirect; no listener
+  if (context.contains("client_id") && context["client_id"].is_string()) {
+    keel::mcp::OAuthClient client;
+    client.client_id = context["client_id"].get<std::string>();
+    if (context.contains("client_secret") && context["client_secret"].is_string()) {
+      client.client_secret = context["client_secret"].get<std::string>();
+      client.token_endpoint_auth_method = "client_secret_basic";
+    }
+    options.preregistered = std::move(client);
+  }
+  options.authorizer = keel::mcp::make_redirect_authorizer(fetch);
+  options.fetch = std::move(fetch);
+  options.on_grant = [](const keel::mcp::OAuthGrant& grant) {
+    std::cerr << "signed in: client " << grant.client.client_id << ", scope '" << grant.tokens.scope << "'\n";
+  };
+  return keel::mcp::make_oauth_http_auth(std::move(options));
+}
+
 int run(const std::string& url) {
   const char* scenario = std::getenv("MCP_CONFORMANCE_SCENARIO");
+  const json context = scenario_context();
   std::cerr << "keel-mcp-conformance-client: scenario " << (scenario ? scenario : "(none)") << ", server "
             << url << "\n";
   keel::mcp::HttpTransportOptions transport_options;
   transport_options.url = url;
   transport_options.default_retry = std::chrono::milliseconds(1000);
+  transport_options.auth = oauth_for(url, context);
   auto transport = keel::mcp::make_http_transport(std::move(transport_options));
   if (!transport) {
     std::cerr << transport.error().to_string() << "\n";
@@ -86,13 +130,10 @@ int run(const std::string& url) {
   // The scenario may name the calls to make (MCP_CONFORMANCE_CONTEXT {"toolCalls":[{name, arguments}]});
   // otherwise every listed tool is called once.
   std::vector<std::pair<std::string, json>> calls;
-  if (const char* context = std::getenv("MCP_CONFORMANCE_CONTEXT")) {
-    const json parsed = json::parse(context, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_object() && parsed.contains("toolCalls") && parsed["toolCalls"].is_array()) {
-      for (const json& call : parsed["toolCalls"]) {
-        if (call.is_object() && call.contains("name") && call["name"].is_string())
-          calls.emplace_back(call["name"].get<std::string>(), call.value("arguments", json::object()));
-      }
+  if (context.contains("toolCalls") && context["toolCalls"].is_array()) {
+    for (const json& call : context["toolCalls"]) {
+      if (call.is_object() && call.contains("name") && call["name"].is_string())
+        calls.emplace_back(call["name"].get<std::string>(), call.value("arguments", json::object()));
     }
   }
   if (calls.empty()) {
