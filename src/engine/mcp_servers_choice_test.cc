@@ -142,7 +142,8 @@ TEST_F(McpServersChoiceTest, NamesAreStoredSortedOnceAndAForkKeepsThem) {
   // thread.updated follows the ACK.
   EXPECT_TRUE(h.log.wait_until([](const std::vector<AgentEvent>& events) {
     for (const AgentEvent& event : events) {
-      if (event.type == "thread.updated" && event.payload.value("mcpServers", json()) == json({"docs", "mail"}))
+      if (event.type == "thread.updated" &&
+          event.payload.value("mcpServers", json()) == json({"docs", "mail"}))
         return true;
     }
     return false;
@@ -178,7 +179,8 @@ TEST(McpServersSnapshotTest, ARunsSnapshotHoldsOnlyItsThreadsServersTools) {
   ProviderTransport transport;
   transport.kind = "scripted";
   const auto enabled = tools_of_thread(before.snapshot(), std::vector<std::string>{"docs"});
-  auto snapshot = capture_environment("snap-1", model, transport, *enabled, EnvironmentLimits{}, "m", nullptr);
+  auto snapshot =
+      capture_environment("snap-1", model, transport, *enabled, EnvironmentLimits{}, "m", nullptr);
   ASSERT_TRUE(snapshot) << snapshot.error().to_string();
   const auto env = environment_of(*snapshot);
   ASSERT_TRUE(env) << env.error().to_string();
@@ -189,14 +191,16 @@ TEST(McpServersSnapshotTest, ARunsSnapshotHoldsOnlyItsThreadsServersTools) {
   ToolSpec moved = mcp_spec("mail", "send");
   moved.binding.endpoint = "https://mail.example.invalid/mcp";
   ASSERT_TRUE(mail_moved.register_tool(std::make_shared<testing::LambdaTool>(
-      moved, [](ToolCallContext, json, std::function<void(Result<ToolResult>)> done) { done(text_result("")); })));
+      moved,
+      [](ToolCallContext, json, std::function<void(Result<ToolResult>)> done) { done(text_result("")); })));
   EXPECT_TRUE(verify_environment(*snapshot, transport, *mail_moved.snapshot()));
 
   ToolRegistry docs_moved;
   ToolSpec docs = mcp_spec("docs", "search");
   docs.binding.endpoint = "https://docs.example.invalid/mcp";
   ASSERT_TRUE(docs_moved.register_tool(std::make_shared<testing::LambdaTool>(
-      docs, [](ToolCallContext, json, std::function<void(Result<ToolResult>)> done) { done(text_result("")); })));
+      docs,
+      [](ToolCallContext, json, std::function<void(Result<ToolResult>)> done) { done(text_result("")); })));
   const auto drift = verify_environment(*snapshot, transport, *docs_moved.snapshot());
   ASSERT_FALSE(drift);
   EXPECT_EQ(drift.error().code(), codes::kEnvironmentDrift);
