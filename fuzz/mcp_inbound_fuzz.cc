@@ -91,6 +91,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto page = keel::mcp::parse_tool_page(result);
     require_mcp_code(page, "a tools/list page refused without an mcp.* code");
     if (page) check_tools(*page);
+    const auto checked = keel::mcp::parse_tool_page(result, /*check_param_headers=*/true);
+    require_mcp_code(checked, "a tools/list page (x-mcp-header checked) refused without an mcp.* code");
+    if (checked) check_tools(*checked);
     require_mcp_code(keel::mcp::parse_call_result(result), "a call result refused without an mcp.* code");
     (void)keel::mcp::parse_log_message(result);
   } catch (const std::exception& e) {

@@ -2,6 +2,8 @@
 #include "mcp/client/mcp_results.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 #include "mcp/mcp_errors.h"
 
@@ -39,7 +41,39 @@ Result<McpServerInfo> parse_server_info(const json& result) {
   return info;
 }
 
-Result<McpToolPage> parse_tool_page(const json& result) {
+bool is_param_header_name(std::string_view name) {
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x80 && std::isalnum(byte) != 0) ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  });
+}
+
+std::optional<std::string> invalid_param_header(const json& input_schema) {
+  const auto properties = input_schema.find("properties");
+  if (!input_schema.is_object() || properties == input_schema.end() || !properties->is_object())
+    return std::nullopt;
+  std::set<std::string> seen;  // lower-cased names
+  for (const auto& [property, definition] : properties->items()) {
+    if (!definition.is_object()) continue;
+    const auto header = definition.find("x-mcp-header");
+    if (header == definition.end()) continue;
+    const std::string where = "property " + property.substr(0, 64) + ": ";
+    if (!header->is_string() || !is_param_header_name(header->get_ref<const std::string&>()))
+      return where + "its x-mcp-header is not an HTTP token";
+    const std::string type = string_field(definition, "type");
+    if (type != "string" && type != "integer" && type != "boolean")
+      return where + "an x-mcp-header on a property whose type is not string, integer or boolean";
+    std::string lower = header->get<std::string>();
+    std::ranges::transform(lower, lower.begin(), [](char c) {
+      return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    });
+    if (!seen.insert(lower).second) return where + "x-mcp-header " + lower + " is declared twice";
+  }
+  return std::nullopt;
+}
+
+Result<McpToolPage> parse_tool_page(const json& result, bool check_param_headers) {
   if (!result.is_object()) return fail(codes::kMcpBadResponse, "tools/list: the result is not an object");
   const auto tools = result.find("tools");
   if (tools == result.end() || !tools->is_array())
@@ -59,6 +93,12 @@ Result<McpToolPage> parse_tool_page(const json& result) {
     if (input == entry.end() || !input->is_object()) {
       page.skipped.push_back("tool " + name.substr(0, 128) + ": no inputSchema object");
       continue;
+    }
+    if (check_param_headers) {
+      if (std::optional<std::string> invalid = invalid_param_header(*input)) {
+        page.skipped.push_back("tool " + name.substr(0, 128) + ": " + *invalid);
+        continue;
+      }
     }
     tool.input_schema = *input;
     if (const auto output = entry.find("outputSchema"); output != entry.end() && output->is_object())

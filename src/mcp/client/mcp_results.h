@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "keel/error.h"
@@ -24,14 +25,24 @@ bool is_legacy_revision_keel_speaks(const std::string& version);
 // first). `protocol_version` is left for the caller to fill.
 Result<McpServerInfo> parse_server_info(const nlohmann::json& result);
 
+// An HTTP token (RFC 9110 tchar) of at most 64 characters: what an `x-mcp-header` name may be.
+bool is_param_header_name(std::string_view name);
+
+// Why the `x-mcp-header` declarations of a tool's input schema are invalid (2026-07-28), or nullopt when
+// they are valid or absent. Each top-level property that declares one must name an HTTP token
+// (is_param_header_name), have `type` "string", "integer" or "boolean", and no two names may be equal
+// ignoring case.
+std::optional<std::string> invalid_param_header(const nlohmann::json& input_schema);
+
 // One page of tools/list: its tools (malformed entries are left out and described in `skipped`) and the
-// cursor of the next page, if any.
+// cursor of the next page, if any. With check_param_headers (the 2026-07-28 revision), a tool whose
+// `x-mcp-header` declarations are invalid (invalid_param_header) is malformed too.
 struct McpToolPage {
   std::vector<McpToolInfo> tools;
   std::optional<std::string> next_cursor;
   std::vector<std::string> skipped;
 };
-Result<McpToolPage> parse_tool_page(const nlohmann::json& result);
+Result<McpToolPage> parse_tool_page(const nlohmann::json& result, bool check_param_headers = false);
 
 // A CallToolResult. `resultType` absent or "complete" is a result; "input_required" (2026-07-28) is refused
 // with mcp.bad_response until keel declares the capability that allows it.

@@ -54,6 +54,58 @@ TEST(McpResults, AToolPageSkipsMalformedEntriesAndKeepsTheCursor) {
   EXPECT_EQ(page->next_cursor, "c2");
 }
 
+json schema_with(json properties) { return {{"type", "object"}, {"properties", std::move(properties)}}; }
+
+TEST(McpResults, ValidParamHeaderDeclarationsPass) {
+  EXPECT_FALSE(
+      invalid_param_header(schema_with({{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                                        {"count", {{"type", "integer"}, {"x-mcp-header", "X-Count"}}},
+                                        {"flag", {{"type", "boolean"}, {"x-mcp-header", "Flag"}}},
+                                        {"score", {{"type", "number"}}}}))
+          .has_value());
+  EXPECT_FALSE(invalid_param_header({{"type", "object"}}).has_value());
+}
+
+TEST(McpResults, InvalidParamHeaderDeclarationsAreNamed) {
+  const std::vector<json> invalid = {
+      schema_with({{"v", {{"type", "string"}, {"x-mcp-header", ""}}}}),
+      schema_with({{"v", {{"type", "string"}, {"x-mcp-header", 5}}}}),
+      schema_with({{"v", {{"type", "string"}, {"x-mcp-header", "My Region"}}}}),
+      schema_with({{"v", {{"type", "string"}, {"x-mcp-header", "Region:Primary"}}}}),
+      schema_with({{"v", {{"type", "string"}, {"x-mcp-header", "R\xc3\xa9gion"}}}}),
+      schema_with({{"v", {{"type", "string"}, {"x-mcp-header", "Region\t1"}}}}),
+      schema_with({{"v", {{"type", "string"}, {"x-mcp-header", std::string(65, 'a')}}}}),
+      schema_with({{"v", {{"type", "object"}, {"x-mcp-header", "Data"}}}}),
+      schema_with({{"v", {{"type", "array"}, {"x-mcp-header", "Items"}}}}),
+      schema_with({{"v", {{"type", "null"}, {"x-mcp-header", "Nil"}}}}),
+      schema_with({{"v", {{"type", "number"}, {"x-mcp-header", "Score"}}}}),
+      schema_with({{"v", {{"x-mcp-header", "Untyped"}}}}),
+      schema_with({{"a", {{"type", "string"}, {"x-mcp-header", "Region"}}},
+                   {"b", {{"type", "string"}, {"x-mcp-header", "Region"}}}}),
+      schema_with({{"a", {{"type", "string"}, {"x-mcp-header", "MyField"}}},
+                   {"b", {{"type", "string"}, {"x-mcp-header", "myfield"}}}})};
+  for (const json& schema : invalid) EXPECT_TRUE(invalid_param_header(schema).has_value()) << schema.dump();
+}
+
+TEST(McpResults, AToolWithAnInvalidParamHeaderIsSkippedOnlyWhenChecked) {
+  const json result = {
+      {"tools",
+       json::array(
+           {{{"name", "valid"},
+             {"inputSchema", schema_with({{"r", {{"type", "string"}, {"x-mcp-header", "Region"}}}})}},
+            {{"name", "invalid"},
+             {"inputSchema", schema_with({{"r", {{"type", "object"}, {"x-mcp-header", "Data"}}}})}}})}};
+  auto checked = parse_tool_page(result, /*check_param_headers=*/true);
+  ASSERT_TRUE(checked.has_value());
+  ASSERT_EQ(checked->tools.size(), 1u);
+  EXPECT_EQ(checked->tools[0].name, "valid");
+  ASSERT_EQ(checked->skipped.size(), 1u);
+  EXPECT_NE(checked->skipped[0].find("tool invalid"), std::string::npos);
+  auto unchecked = parse_tool_page(result);
+  ASSERT_TRUE(unchecked.has_value());
+  EXPECT_EQ(unchecked->tools.size(), 2u);
+}
+
 TEST(McpResults, AToolPageWithoutToolsIsABadResponse) {
   for (const json& bad :
        {json::array(), json{{"tools", 1}}, json{{"tools", json::array()}, {"nextCursor", 5}}}) {

@@ -46,7 +46,7 @@ void fetch_tool_page(std::shared_ptr<Context> context, std::shared_ptr<ListState
       "tools/list", with_meta(*context, std::move(params)), std::move(options),
       [context, state](Result<json> reply) {
         if (!reply) return state->done(fail(reply.error()));
-        Result<McpToolPage> page = parse_tool_page(*reply);
+        Result<McpToolPage> page = parse_tool_page(*reply, context->check_param_headers);
         if (!page) return state->done(fail(page.error()));
         ++state->pages;
         for (const std::string& skipped : page->skipped)
@@ -161,6 +161,7 @@ json McpSessionImpl::modern_meta() const {
 void McpSessionImpl::become_ready(McpServerInfo info, bool modern) {
   info_ = std::move(info);
   if (modern) context_->meta = modern_meta();
+  context_->check_param_headers = info_.protocol_version == kModernRevision;
   transport_->set_protocol_version(info_.protocol_version);
   if (!modern) transport_->open_server_stream();
 }

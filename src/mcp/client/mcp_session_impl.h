@@ -52,6 +52,7 @@ class McpSessionImpl final : public McpSession {
     McpClientOptions options;
     McpSessionEvents events;
     nlohmann::json meta;  // merged into every request's params._meta (empty for the older generation)
+    bool check_param_headers = false;  // 2026-07-28: tools with invalid x-mcp-header declarations are dropped
     void problem(const Error& error, bool is_log) const {
       if (events.on_problem) events.on_problem(error, is_log);
     }

@@ -287,6 +287,44 @@ TEST_F(SessionFakeTest, MalformedAndRepeatedToolsAreSkippedAndReported) {
   EXPECT_EQ(problems_[0].code(), codes::kMcpBadResponse);
 }
 
+const json kParamHeaderTools = {
+    {{"name", "valid"},
+     {"inputSchema",
+      {{"type", "object"}, {"properties", {{"r", {{"type", "string"}, {"x-mcp-header", "Region"}}}}}}}},
+    {{"name", "duplicate"},
+     {"inputSchema",
+      {{"type", "object"},
+       {"properties",
+        {{"a", {{"type", "string"}, {"x-mcp-header", "Field"}}},
+         {"b", {{"type", "string"}, {"x-mcp-header", "field"}}}}}}}}};
+
+TEST_F(SessionFakeTest, AModernToolWithInvalidParamHeadersIsDroppedAndReported) {
+  auto session = open(modern([](const json& m) { return result_for(m, {{"tools", kParamHeaderTools}}); }));
+  ASSERT_TRUE(session.has_value());
+  std::promise<Result<std::vector<McpToolInfo>>> promise;
+  (*session)->list_tools([&](Result<std::vector<McpToolInfo>> r) { promise.set_value(std::move(r)); });
+  auto listed = promise.get_future().get();
+  ASSERT_TRUE(listed.has_value());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].name, "valid");
+  std::lock_guard lock(wire_->mu);
+  ASSERT_EQ(problems_.size(), 1u);
+  EXPECT_EQ(problems_[0].code(), codes::kMcpBadResponse);
+  EXPECT_NE(problems_[0].message().find("duplicate"), std::string::npos);
+}
+
+TEST_F(SessionFakeTest, AnOlderRevisionKeepsToolsWhateverTheirParamHeaders) {
+  auto session = open(legacy(json::object(), [](const json& m) {
+    return result_for(m, {{"tools", kParamHeaderTools}});
+  }));
+  ASSERT_TRUE(session.has_value());
+  std::promise<Result<std::vector<McpToolInfo>>> promise;
+  (*session)->list_tools([&](Result<std::vector<McpToolInfo>> r) { promise.set_value(std::move(r)); });
+  auto listed = promise.get_future().get();
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(listed->size(), 2u);
+}
+
 TEST_F(SessionFakeTest, AnAlreadyCancelledCallIsNotSent) {
   auto session = open(modern([](const json& m) { return result_for(m, json::object()); }));
   ASSERT_TRUE(session.has_value());
