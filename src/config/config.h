@@ -75,6 +75,7 @@ struct McpServerConfig {
   std::filesystem::path cwd;               // the command's working directory; empty = keel's
   std::string url;
   CredentialRef credential;  // url servers: the bearer token
+  bool oauth = false;        // url servers: sign in with OAuth 2.1 on the server's 401 (docs/mcp-auth.md)
   bool trusted = false;      // the server's tool annotations count (effects, recovery)
   bool enabled = true;
   bool lazy = false;  // start = "lazy": connected when first needed, not when keel starts
