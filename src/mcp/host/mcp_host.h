@@ -61,6 +61,7 @@ struct McpServerSettings {
   // Streamable HTTP.
   std::string url;
   std::string credential;  // the credential reference ("" = none; "id" stored, "env:NAME")
+  bool oauth = false;      // sign in with OAuth 2.1 on the server's 401 (mcp/host/session_factory.h)
   bool trusted = false;
   bool enabled = true;
   McpStart start = McpStart::kStartup;
