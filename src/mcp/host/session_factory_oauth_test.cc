@@ -2,13 +2,21 @@
 // OAuth: a scripted loopback MCP server (http_test_server.h) answers 401 until it sees the granted token,
 // and the in-memory authorization server (fake_authorization_server.h) consents without a person. The
 // factory's session signs in and lists the tools; the grant it saves lets a second factory connect without
-// signing in again; without a sign-in's HTTP (no credential store) the server fails with a coded error.
+// signing in again; without an injected authorizer the URL is shown and the redirect comes back to the
+// loopback listener; without a sign-in's HTTP (no credential store) the server fails with a coded error.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <array>
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include "mcp/auth/fake_authorization_server.h"
+#include "mcp/auth/oauth_url.h"
 #include "mcp/client/http_test_server.h"
 #include "mcp/host/mcp_host_errors.h"
 #include "mcp/host/session_factory.h"
@@ -43,6 +51,27 @@ void mcp_server(const TestRequest& r, TestConnection& c) {
     result = {{"tools", json::array({{{"name", "echo"}, {"inputSchema", {{"type", "object"}}}}})}};
   }
   c.json(200, json{{"jsonrpc", "2.0"}, {"id", message["id"]}, {"result", result}}.dump());
+}
+
+// What the person's browser does after consenting: GET the redirect on 127.0.0.1, read the page to the end.
+void follow_redirect(const std::string& redirect) {
+  auto url = parse_http_url(redirect);
+  ASSERT_TRUE(url.has_value()) << url.error().to_string();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(std::stoi(url->port)));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes a sockaddr
+  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  const std::string request =
+      "GET " + url->path + "?" + url->query + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  EXPECT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  std::array<char, 4096> buffer{};
+  while (::recv(fd, buffer.data(), buffer.size(), 0) > 0) {
+  }
+  ::close(fd);
 }
 
 class SessionFactoryOAuthTest : public ::testing::Test {
@@ -121,6 +150,29 @@ TEST_F(SessionFactoryOAuthTest, ASavedGrantIsReusedByAnotherFactoryWithoutSignin
   EXPECT_EQ(list_tools(hooks(std::move(refuses))), std::vector<std::string>{"echo"});
   EXPECT_EQ(sign_ins, 0);
   EXPECT_EQ(authorization_.token_forms.size(), token_requests);
+}
+
+TEST_F(SessionFactoryOAuthTest, WithoutAnAuthorizerTheURLIsShownAndTheBrowsersRedirectComesBackToLoopback) {
+  McpOAuthHooks oauth = hooks(nullptr);
+  std::vector<std::string> shown;
+  std::thread browser;
+  oauth.show_sign_in = [&](const std::string& server, const std::string& url) {
+    shown.push_back(server);
+    auto parsed = parse_http_url(url);
+    ASSERT_TRUE(parsed.has_value());
+    const std::string redirect_uri = find_param(form_decode(parsed->query), "redirect_uri").value_or("");
+    EXPECT_TRUE(redirect_uri.starts_with("http://127.0.0.1:")) << redirect_uri;
+    // The fake server consents and names the redirect; the browser follows it while keel waits.
+    auto redirect = authorization_.authorizer()(url, redirect_uri);
+    ASSERT_TRUE(redirect.has_value());
+    browser = std::thread([target = *redirect] { follow_redirect(target); });
+  };
+  EXPECT_EQ(list_tools(std::move(oauth)), std::vector<std::string>{"echo"});
+  if (browser.joinable()) browser.join();
+  EXPECT_EQ(shown, std::vector<std::string>{"signed"});
+  const std::lock_guard lock(mu_);
+  ASSERT_TRUE(saved_.has_value());
+  EXPECT_EQ(saved_->tokens.access_token, "at-1");
 }
 
 TEST_F(SessionFactoryOAuthTest, WithoutASignInsHttpTheServerFailsAsUnavailable) {
