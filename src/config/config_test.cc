@@ -197,6 +197,7 @@ TEST(ConfigFinalizeTest, McpOAuthIsForUrlServersWithoutACredential) {
   config.mcp_servers["both"].credential = CredentialRef{CredentialRef::Source::kEnvironment, "TOKEN"};
   config.mcp_servers["web"].url = "https://mcp.example.com/";
   config.mcp_servers["web"].oauth = true;
+  config.mcp_servers["web"].oauth_client_id = "keel-client";
   ConfigProblems problems;
   finalize_config(config, problems);
   ASSERT_EQ(problems.list().size(), 2u) << all(problems);
@@ -204,6 +205,17 @@ TEST(ConfigFinalizeTest, McpOAuthIsForUrlServersWithoutACredential) {
   EXPECT_EQ(problems.list()[0].key_path, "mcp.servers.both.oauth");
   EXPECT_EQ(problems.list()[1].code, codes::kConfigBadValue);
   EXPECT_EQ(problems.list()[1].key_path, "mcp.servers.cmd.oauth");
+}
+
+TEST(ConfigFinalizeTest, AnMcpOAuthClientIdNeedsOAuth) {
+  Config config;
+  config.mcp_servers["web"].url = "https://mcp.example.com/";
+  config.mcp_servers["web"].oauth_client_id = "keel-client";
+  ConfigProblems problems;
+  finalize_config(config, problems);
+  ASSERT_EQ(problems.list().size(), 1u) << all(problems);
+  EXPECT_EQ(problems.list()[0].code, codes::kConfigBadValue);
+  EXPECT_EQ(problems.list()[0].key_path, "mcp.servers.web.oauth_client_id");
 }
 
 TEST(ConfigFinalizeTest, AnMcpCallsIdleTimeoutFitsItsMaximum) {

@@ -98,6 +98,7 @@ enabled = false
 [mcp.servers.signed]
 url = "https://mcp.example.com/signed"
 oauth = true
+oauth_client_id = "keel-client"
 )");
   ASSERT_TRUE(problems_.empty()) << all_problems();
   EXPECT_EQ(config_.data_dir, "/var/keel");
@@ -157,6 +158,8 @@ oauth = true
   EXPECT_FALSE(remote.lazy);
   EXPECT_FALSE(remote.oauth);
   EXPECT_TRUE(config_.mcp_servers.at("signed").oauth);
+  EXPECT_EQ(config_.mcp_servers.at("signed").oauth_client_id, "keel-client");
+  EXPECT_EQ(remote.oauth_client_id, "");
   EXPECT_EQ(config_.origin_of("mcp.servers.files.trusted").line, 51u);
 
   EXPECT_EQ(config_.origin_of("default_model"),

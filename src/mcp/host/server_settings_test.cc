@@ -24,6 +24,7 @@ TEST(McpServerSettings, EveryConfiguredValueReachesTheHost) {
   config::McpServerConfig& signed_in = config.mcp_servers["x-signed"];
   signed_in.url = "https://mcp.example.com/signed";
   signed_in.oauth = true;
+  signed_in.oauth_client_id = "keel-client";
 
   const std::vector<McpServerSettings> settings = mcp_server_settings(config);
   ASSERT_EQ(settings.size(), 3u);
@@ -48,6 +49,7 @@ TEST(McpServerSettings, EveryConfiguredValueReachesTheHost) {
   EXPECT_EQ(w.start, McpStart::kStartup);
   EXPECT_FALSE(w.oauth);
   EXPECT_TRUE(settings[2].oauth);
+  EXPECT_EQ(settings[2].oauth_client_id, "keel-client");
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ Result<std::shared_ptr<McpHttpAuth>> oauth_for(const McpServerSettings& server, 
   OAuthHttpAuthOptions options;
   options.server_url = server.url;
   options.fetch = hooks.fetch;
+  if (!server.oauth_client_id.empty()) {
+    OAuthClient client;  // public: the configuration holds no secret
+    client.client_id = server.oauth_client_id;
+    options.preregistered = std::move(client);
+  }
   if (hooks.load_grant) {
     auto grant = hooks.load_grant(server);
     if (!grant) return std::unexpected(grant.error().with_context("MCP server " + server.name + "'s grant"));

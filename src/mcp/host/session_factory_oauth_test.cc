@@ -175,6 +175,15 @@ TEST_F(SessionFactoryOAuthTest, WithoutAnAuthorizerTheURLIsShownAndTheBrowsersRe
   EXPECT_EQ(saved_->tokens.access_token, "at-1");
 }
 
+TEST_F(SessionFactoryOAuthTest, AConfiguredClientIdIsUsedWithoutRegistering) {
+  settings_.oauth_client_id = "keel-client";
+  EXPECT_EQ(list_tools(hooks(authorization_.authorizer())), std::vector<std::string>{"echo"});
+  EXPECT_EQ(find_param(authorization_.authorization_query, "client_id"), "keel-client");
+  EXPECT_TRUE(authorization_.registration.is_null()) << authorization_.registration.dump();
+  ASSERT_FALSE(authorization_.token_forms.empty());
+  EXPECT_EQ(find_param(authorization_.token_forms[0], "client_id"), "keel-client");
+}
+
 TEST_F(SessionFactoryOAuthTest, WithoutASignInsHttpTheServerFailsAsUnavailable) {
   auto session = make_mcp_session_factory(nullptr)(settings_, {});
   ASSERT_FALSE(session.has_value());
