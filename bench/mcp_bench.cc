@@ -5,7 +5,7 @@
 // calls its `add` tool and waits for the result. What it measures is keel's framing, JSON, pending table and
 // threads plus one pipe round trip and the server's own parse; the server does nothing else.
 // BM_HundredServersFiftyToolsEach: an McpHost with 100 configured stdio servers, each listing 50 tools (its
-// own 15 and --tools=35 more), from start() until every server is ready and its tools are registered (5,000
+// own 17 and --tools=33 more), from start() until every server is ready and its tools are registered (5,000
 // tools); counters: the tools registered and the RSS growth of keel's process (each server's own memory is
 // its process's, not keel's).
 #include <benchmark/benchmark.h>
@@ -81,7 +81,7 @@ void BM_HundredServersFiftyToolsEach(benchmark::State& state) {
       McpServerSettings server;
       server.name = "s" + std::to_string(i);
       server.command = KEEL_MCP_TEST_SERVER;
-      server.args = {"--mode=legacy", "--tools=35"};
+      server.args = {"--mode=legacy", "--tools=33"};
       settings.push_back(std::move(server));
     }
     const long before = rss_kib();

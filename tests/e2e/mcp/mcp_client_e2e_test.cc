@@ -19,7 +19,8 @@ using nlohmann::json;
 
 class McpClientEndToEnd : public ::testing::Test {
  protected:
-  void serve(json script, const std::string& server_lines) {
+  void serve(json script, const std::string& server_lines,
+             const std::string& command = KEEL_MCP_TEST_SERVER) {
     auto parsed = model_server::parse_script(script);
     ASSERT_TRUE(parsed) << parsed.error().to_string();
     model_server::ServerOptions options;
@@ -27,14 +28,13 @@ class McpClientEndToEnd : public ::testing::Test {
     auto server = model_server::ModelServer::start(std::move(options));
     ASSERT_TRUE(server) << server.error().to_string();
     server_ = std::move(*server);
-    std::ofstream(dir_.file("config.toml"))
-        << "data_dir = \"" << dir_.file("data") << "\"\n"
-        << "default_model = \"scripted\"\n"
-        << "[providers.local]\nkind = \"openai-chat\"\nmax_retries = 0\n"
-        << "base_url = \"" << server_->base_url() << "/v1\"\n"
-        << "[models.scripted]\nprovider = \"local\"\n"
-        << "[mcp.servers.srv]\ncommand = \"" << KEEL_MCP_TEST_SERVER << "\"\n"
-        << server_lines;
+    std::ofstream(dir_.file("config.toml")) << "data_dir = \"" << dir_.file("data") << "\"\n"
+                                            << "default_model = \"scripted\"\n"
+                                            << "[providers.local]\nkind = \"openai-chat\"\nmax_retries = 0\n"
+                                            << "base_url = \"" << server_->base_url() << "/v1\"\n"
+                                            << "[models.scripted]\nprovider = \"local\"\n"
+                                            << "[mcp.servers.srv]\ncommand = \"" << command << "\"\n"
+                                            << server_lines;
   }
 
   KeelRun keel(std::vector<std::string> args) {
@@ -90,9 +90,10 @@ TEST_F(McpClientEndToEnd, AnUntrustedServersToolIsAWriteThatAsksFirst) {
 }
 
 TEST_F(McpClientEndToEnd, AServerThatCannotStartLeavesKeelWorking) {
+  // The configured command exists but never answers anything (it reads its input and writes nothing), so no
+  // attempt, first or retried, finishes its handshake: keel warns and runs without its tools.
   serve({{"responses", {text_reply("hello", "Hi.")}}},
-        "args = [\"--mode=silent\"]\nconnect_timeout_ms = 500\n");
-  // The configured command exists but never finishes its handshake: keel warns and runs without its tools.
+        "args = [\"-c\", \"exec cat > /dev/null\"]\nconnect_timeout_ms = 500\n", "/bin/sh");
   KeelRun run = keel({"run", "hello"});
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("Hi."), std::string::npos) << run.out;
