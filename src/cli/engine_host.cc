@@ -188,6 +188,8 @@ class EngineHost::Impl {
     }
     resolver_ = std::make_unique<config::CredentialResolver>(*store_.store, vault_.get(),
                                                              config::process_environment());
+    // MCP servers' OAuth sign-ins are kept in the vault; without a master key, none is attempted.
+    if (vault_) grants_ = std::make_unique<mcp::OAuthGrantVault>(*store_.store, *vault_);
     ModelBindingDeps deps{
         .credentials = resolver_.get(), .client = &http_, .scheduler = &scheduler_, .clock = &clock_};
     // Every configured model, for the threads to choose from (model.list, thread.setModel); one that
@@ -264,8 +266,9 @@ class EngineHost::Impl {
     const std::vector<mcp::McpServerSettings> settings = mcp::mcp_server_settings(options_.config);
     std::chrono::milliseconds bound{0};
     for (const auto& s : settings) bound = std::max(bound, s.connect_timeout);
-    mcp_ = std::make_unique<mcp::McpHost>(settings, mcp_session_factory(resolver_.get(), options_.logger),
-                                          tools_, clock_, scheduler_);
+    mcp_ = std::make_unique<mcp::McpHost>(
+        settings, mcp_session_factory(resolver_.get(), options_.logger, grants_.get()), tools_, clock_,
+        scheduler_);
     mcp_->start();
     (void)mcp_->wait_settled(bound + std::chrono::seconds(5));
     for (const mcp::McpServerStatus& server : mcp_->status()) {
@@ -300,6 +303,7 @@ class EngineHost::Impl {
   providers::CurlHttpClient http_;
   std::unique_ptr<config::CredentialVault> vault_;
   std::unique_ptr<config::CredentialResolver> resolver_;
+  std::unique_ptr<mcp::OAuthGrantVault> grants_;  // MCP servers' OAuth grants (null without a vault)
   BoundModels models_;
   std::optional<ModelCatalog> catalog_;  // points into models_
   const ModelBinding* model_ = nullptr;  // the default one, in models_

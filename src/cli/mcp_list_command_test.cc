@@ -86,5 +86,20 @@ TEST(McpListCommand, AUrlServerWithACredentialIsUnavailableWithoutTheStore) {
   EXPECT_EQ(listed["servers"][0]["lastError"]["code"], "mcp.server_unavailable") << listed.dump();
 }
 
+// Nor does it sign in: a url server with oauth is shown failed without a sign-in being attempted.
+TEST(McpListCommand, AUrlServerWithOAuthIsUnavailableWithoutTheStore) {
+  CommandContext context;
+  std::ostringstream out;
+  context.out = &out;
+  context.err = &out;
+  config::McpServerConfig& server = context.config.mcp_servers["signed"];
+  server.url = "http://127.0.0.1:9/mcp";
+  server.oauth = true;
+  ASSERT_EQ(mcp_list_command(context, McpListOptions{.json = true}), kExitOk) << out.str();
+  const auto listed = nlohmann::json::parse(out.str());
+  EXPECT_EQ(listed["servers"][0]["state"], "failed");
+  EXPECT_EQ(listed["servers"][0]["lastError"]["code"], "mcp.server_unavailable") << listed.dump();
+}
+
 }  // namespace
 }  // namespace keel::cli

@@ -263,6 +263,20 @@ void finalize_config(Config& config, ConfigProblems& problems) {
                   "a credential is for a server reached by url; a command's server reads what it needs from "
                   "the environment keel runs in");
     }
+    if (server.oauth && server.url.empty()) {
+      const std::string key = key_path_append(path, "oauth");
+      add_problem(problems, codes::kConfigBadValue, config, key, key,
+                  "OAuth sign-in is for a server reached by url");
+    } else if (server.oauth && server.credential.source != CredentialRef::Source::kNone) {
+      const std::string key = key_path_append(path, "oauth");
+      add_problem(problems, codes::kConfigBadValue, config, key, key,
+                  "set either oauth or a credential: a server signed in to with OAuth gets its tokens from "
+                  "the sign-in");
+    }
+    if (!server.oauth_client_id.empty() && !server.oauth) {
+      const std::string key = key_path_append(path, "oauth_client_id");
+      add_problem(problems, codes::kConfigBadValue, config, key, key, "is for a server with oauth = true");
+    }
     if (server.call_idle_timeout_ms > server.call_max_ms) {
       const std::string key = key_path_append(path, "call_idle_timeout_ms");
       add_problem(problems, codes::kConfigBadValue, config, key, key, "must not exceed call_max_ms");

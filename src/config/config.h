@@ -74,8 +74,10 @@ struct McpServerConfig {
   std::map<std::string, std::string> env;  // added to keel's own environment for the command; no secrets
   std::filesystem::path cwd;               // the command's working directory; empty = keel's
   std::string url;
-  CredentialRef credential;  // url servers: the bearer token
-  bool trusted = false;      // the server's tool annotations count (effects, recovery)
+  CredentialRef credential;     // url servers: the bearer token
+  bool oauth = false;           // url servers: sign in with OAuth 2.1 on the server's 401 (docs/mcp-auth.md)
+  std::string oauth_client_id;  // with oauth: a pre-registered public client; "" = dynamic registration
+  bool trusted = false;         // the server's tool annotations count (effects, recovery)
   bool enabled = true;
   bool lazy = false;  // start = "lazy": connected when first needed, not when keel starts
   int64_t connect_timeout_ms = 30'000;

@@ -188,6 +188,36 @@ TEST(ConfigFinalizeTest, AnMcpCredentialIsForUrlServersOnly) {
   EXPECT_EQ(problems.list()[0].key_path, "mcp.servers.cmd.credential_env");
 }
 
+TEST(ConfigFinalizeTest, McpOAuthIsForUrlServersWithoutACredential) {
+  Config config;
+  config.mcp_servers["cmd"].command = "srv";
+  config.mcp_servers["cmd"].oauth = true;
+  config.mcp_servers["both"].url = "https://mcp.example.com/both";
+  config.mcp_servers["both"].oauth = true;
+  config.mcp_servers["both"].credential = CredentialRef{CredentialRef::Source::kEnvironment, "TOKEN"};
+  config.mcp_servers["web"].url = "https://mcp.example.com/";
+  config.mcp_servers["web"].oauth = true;
+  config.mcp_servers["web"].oauth_client_id = "keel-client";
+  ConfigProblems problems;
+  finalize_config(config, problems);
+  ASSERT_EQ(problems.list().size(), 2u) << all(problems);
+  EXPECT_EQ(problems.list()[0].code, codes::kConfigBadValue);
+  EXPECT_EQ(problems.list()[0].key_path, "mcp.servers.both.oauth");
+  EXPECT_EQ(problems.list()[1].code, codes::kConfigBadValue);
+  EXPECT_EQ(problems.list()[1].key_path, "mcp.servers.cmd.oauth");
+}
+
+TEST(ConfigFinalizeTest, AnMcpOAuthClientIdNeedsOAuth) {
+  Config config;
+  config.mcp_servers["web"].url = "https://mcp.example.com/";
+  config.mcp_servers["web"].oauth_client_id = "keel-client";
+  ConfigProblems problems;
+  finalize_config(config, problems);
+  ASSERT_EQ(problems.list().size(), 1u) << all(problems);
+  EXPECT_EQ(problems.list()[0].code, codes::kConfigBadValue);
+  EXPECT_EQ(problems.list()[0].key_path, "mcp.servers.web.oauth_client_id");
+}
+
 TEST(ConfigFinalizeTest, AnMcpCallsIdleTimeoutFitsItsMaximum) {
   Config config;
   config.mcp_servers["s"].command = "srv";

@@ -673,6 +673,10 @@ class Applier {
         if (auto p = path_value(v, path)) server.cwd = *p;
       } else if (key == "credential" || key == "credential_env") {
         credential_ref(server.credential, key, "credential_env", v, path, both_credentials);
+      } else if (key == "oauth") {
+        if (auto b = boolean(v, path)) server.oauth = *b;
+      } else if (key == "oauth_client_id") {
+        if (auto s = string_value(v, path, false)) server.oauth_client_id = *s;
       } else if (key == "trusted") {
         if (auto b = boolean(v, path)) server.trusted = *b;
       } else if (key == "enabled") {
@@ -687,8 +691,8 @@ class Applier {
         if (auto n = integer(v, path, 100, 86'400'000)) server.call_max_ms = *n;
       } else {
         unknown(k, path,
-                "command, args, env, cwd, url, credential, credential_env, trusted, enabled, start, "
-                "connect_timeout_ms, call_idle_timeout_ms, call_max_ms");
+                "command, args, env, cwd, url, credential, credential_env, oauth, oauth_client_id, trusted, "
+                "enabled, start, connect_timeout_ms, call_idle_timeout_ms, call_max_ms");
       }
     }
   }

@@ -94,6 +94,11 @@ call_max_ms = 90000
 url = "https://mcp.example.com/mcp"
 credential = "remote-token"
 enabled = false
+
+[mcp.servers.signed]
+url = "https://mcp.example.com/signed"
+oauth = true
+oauth_client_id = "keel-client"
 )");
   ASSERT_TRUE(problems_.empty()) << all_problems();
   EXPECT_EQ(config_.data_dir, "/var/keel");
@@ -151,6 +156,10 @@ enabled = false
   EXPECT_FALSE(remote.enabled);
   EXPECT_FALSE(remote.trusted);
   EXPECT_FALSE(remote.lazy);
+  EXPECT_FALSE(remote.oauth);
+  EXPECT_TRUE(config_.mcp_servers.at("signed").oauth);
+  EXPECT_EQ(config_.mcp_servers.at("signed").oauth_client_id, "keel-client");
+  EXPECT_EQ(remote.oauth_client_id, "");
   EXPECT_EQ(config_.origin_of("mcp.servers.files.trusted").line, 51u);
 
   EXPECT_EQ(config_.origin_of("default_model"),

@@ -60,7 +60,9 @@ struct McpServerSettings {
   std::filesystem::path cwd;
   // Streamable HTTP.
   std::string url;
-  std::string credential;  // the credential reference ("" = none; "id" stored, "env:NAME")
+  std::string credential;       // the credential reference ("" = none; "id" stored, "env:NAME")
+  bool oauth = false;           // sign in with OAuth 2.1 on the server's 401 (mcp/host/session_factory.h)
+  std::string oauth_client_id;  // with oauth: a pre-registered public client ("" = dynamic registration)
   bool trusted = false;
   bool enabled = true;
   McpStart start = McpStart::kStartup;

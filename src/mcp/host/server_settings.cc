@@ -14,6 +14,8 @@ std::vector<McpServerSettings> mcp_server_settings(const config::Config& config)
     s.cwd = server.cwd;
     s.url = server.url;
     s.credential = server.credential.reference();
+    s.oauth = server.oauth;
+    s.oauth_client_id = server.oauth_client_id;
     s.trusted = server.trusted;
     s.enabled = server.enabled;
     s.start = server.lazy ? McpStart::kLazy : McpStart::kStartup;

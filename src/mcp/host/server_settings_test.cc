@@ -21,9 +21,13 @@ TEST(McpServerSettings, EveryConfiguredValueReachesTheHost) {
   web.url = "https://mcp.example.com/mcp";
   web.credential = config::CredentialRef{config::CredentialRef::Source::kEnvironment, "WEB_TOKEN"};
   web.enabled = false;
+  config::McpServerConfig& signed_in = config.mcp_servers["x-signed"];
+  signed_in.url = "https://mcp.example.com/signed";
+  signed_in.oauth = true;
+  signed_in.oauth_client_id = "keel-client";
 
   const std::vector<McpServerSettings> settings = mcp_server_settings(config);
-  ASSERT_EQ(settings.size(), 2u);
+  ASSERT_EQ(settings.size(), 3u);
   const McpServerSettings& s = settings[0];
   EXPECT_EQ(s.name, "local");
   EXPECT_EQ(s.endpoint(), "srv --stdio -v");
@@ -36,12 +40,16 @@ TEST(McpServerSettings, EveryConfiguredValueReachesTheHost) {
   EXPECT_EQ(s.limits.idle_timeout, std::chrono::milliseconds(2000));
   EXPECT_EQ(s.limits.max_total, std::chrono::milliseconds(3000));
   EXPECT_EQ(s.credential, "");
+  EXPECT_FALSE(s.oauth);
   const McpServerSettings& w = settings[1];
   EXPECT_EQ(w.endpoint(), "https://mcp.example.com/mcp");
   EXPECT_EQ(w.credential, "env:WEB_TOKEN");
   EXPECT_FALSE(w.enabled);
   EXPECT_FALSE(w.trusted);
   EXPECT_EQ(w.start, McpStart::kStartup);
+  EXPECT_FALSE(w.oauth);
+  EXPECT_TRUE(settings[2].oauth);
+  EXPECT_EQ(settings[2].oauth_client_id, "keel-client");
 }
 
 }  // namespace
