@@ -89,15 +89,23 @@ asio::awaitable<Result<std::array<int64_t, 2>>> screenshot_size(CdpClient* clien
   Result<json> attached = co_await client->call("Target.attachToTarget", std::move(attach), "", options);
   if (!attached) co_return fail(attached.error());
   const std::string session = (*attached)["sessionId"].get<std::string>();
-  json expression = {{"expression", "[innerWidth, innerHeight]"}, {"returnByValue", true}};
-  Result<json> viewport = co_await client->call("Runtime.evaluate", std::move(expression), session, options);
-  if (!viewport) co_return fail(viewport.error());
   json format = {{"format", "png"}};
   Result<json> shot = co_await client->call("Page.captureScreenshot", std::move(format), session, options);
   if (!shot) co_return fail(shot.error());
   if (!shot->contains("data") || (*shot)["data"].get<std::string>().empty()) {
     co_return fail(codes::kBrowserCdpError, "an empty screenshot");
   }
+  // A new window has no size until the window manager maps it, which on a loaded machine can come after
+  // the page loaded: the page waits for its first non-empty size (a resize event or a frame), bounded by the
+  // call's timeout, instead of reading 0x0 too early.
+  json expression = {{"expression",
+                      "new Promise(done => { const check = () => innerWidth > 0 && innerHeight > 0"
+                      " ? done([innerWidth, innerHeight]) : requestAnimationFrame(check);"
+                      " addEventListener('resize', check); check(); })"},
+                     {"awaitPromise", true},
+                     {"returnByValue", true}};
+  Result<json> viewport = co_await client->call("Runtime.evaluate", std::move(expression), session, options);
+  if (!viewport) co_return fail(viewport.error());
   const json& size = (*viewport)["result"]["value"];
   co_return std::array<int64_t, 2>{size[0].get<int64_t>(), size[1].get<int64_t>()};
 }
