@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -62,14 +64,29 @@ class JsonRpcClientTest : public ::testing::Test {
 };
 
 // Records the one completion of a request (and how many there were).
+// A request's completions. The client may complete a request on the timer thread (a deadline the manual
+// clock passed) as well as on the test's, so the count is read under the lock and `result` only after it.
 struct Outcome {
-  int calls = 0;
+  std::mutex mu;
+  std::condition_variable completed;
+  int count = 0;
   std::optional<Result<json>> result;
   JsonRpcClient::Done done() {
     return [this](Result<json> r) {
-      ++calls;
+      std::lock_guard lock(mu);
+      ++count;
       result = std::move(r);
+      completed.notify_all();
     };
+  }
+  int calls() {
+    std::lock_guard lock(mu);
+    return count;
+  }
+  // Whether `n` completions came within a bound that only a broken client reaches.
+  bool wait_calls(int n) {
+    std::unique_lock lock(mu);
+    return completed.wait_for(lock, std::chrono::seconds(30), [&] { return count >= n; });
   }
 };
 
@@ -97,11 +114,11 @@ TEST_F(JsonRpcClientTest, AnUnknownIdIsReportedAndIgnored) {
   const int64_t id = client_->request("x", json::object(), {}, a.done());
   client_->handle_message(response(id + 1000, json::object()));
   client_->handle_message({{"jsonrpc", "2.0"}, {"id", "str"}, {"result", 1}});
-  EXPECT_EQ(a.calls, 0);
+  EXPECT_EQ(a.calls(), 0);
   ASSERT_EQ(problems().size(), 2u);
   EXPECT_EQ(problems()[0].code(), codes::kMcpUnexpectedResponse);
   client_->handle_message(response(id, json::object()));
-  EXPECT_EQ(a.calls, 1);
+  EXPECT_EQ(a.calls(), 1);
 }
 
 TEST_F(JsonRpcClientTest, ASecondResponseToOneRequestIsReportedAndTheFirstWins) {
@@ -109,7 +126,7 @@ TEST_F(JsonRpcClientTest, ASecondResponseToOneRequestIsReportedAndTheFirstWins) 
   const int64_t id = client_->request("x", json::object(), {}, a.done());
   client_->handle_message(response(id, {{"n", 1}}));
   client_->handle_message(response(id, {{"n", 2}}));
-  EXPECT_EQ(a.calls, 1);
+  EXPECT_EQ(a.calls(), 1);
   EXPECT_EQ((**a.result)["n"], 1);
   ASSERT_EQ(problems().size(), 1u);
   EXPECT_EQ(problems()[0].code(), codes::kMcpUnexpectedResponse);
@@ -156,17 +173,17 @@ TEST_F(JsonRpcClientTest, AnIdleRequestTimesOutAndIsCancelledAtTheServer) {
   const int64_t id = client_->request("tools/call", json::object(), options, a.done());
   clock_->advance(std::chrono::seconds(4));
   client_->check_deadlines();
-  EXPECT_EQ(a.calls, 0);
+  EXPECT_EQ(a.calls(), 0);
   clock_->advance(std::chrono::seconds(2));
   client_->check_deadlines();
-  ASSERT_EQ(a.calls, 1);
+  ASSERT_EQ(a.calls(), 1);
   EXPECT_EQ(a.result->error().code(), codes::kMcpCallTimedOut);
   EXPECT_EQ(last_sent()["method"], "notifications/cancelled");
   EXPECT_EQ(last_sent()["params"]["requestId"], id);
   // The late answer is expected once, and ignored without a report.
   client_->handle_message(response(id, json::object()));
   EXPECT_TRUE(problems().empty());
-  EXPECT_EQ(a.calls, 1);
+  EXPECT_EQ(a.calls(), 1);
 }
 
 TEST_F(JsonRpcClientTest, ProgressRestartsTheIdleTimeoutButNotTheTotalOne) {
@@ -179,22 +196,26 @@ TEST_F(JsonRpcClientTest, ProgressRestartsTheIdleTimeoutButNotTheTotalOne) {
   options.on_progress = [&](McpProgress p) { progress.push_back(std::move(p)); };
   const int64_t id = client_->request("tools/call", json::object(), options, a.done());
   EXPECT_EQ(last_sent()["params"]["_meta"]["progressToken"], id);
+  // Progress every 3.5 s keeps a 5 s idle timeout from firing: 10.5 s pass without a completion.
   for (int step = 1; step <= 3; ++step) {
-    clock_->advance(std::chrono::seconds(4));
+    clock_->advance(std::chrono::milliseconds(3500));
     client_->handle_message(
         {{"jsonrpc", "2.0"},
          {"method", "notifications/progress"},
          {"params", {{"progressToken", id}, {"progress", step}, {"total", 3}, {"message", "m"}}}});
     client_->check_deadlines();
-    if (step < 3) {
-      EXPECT_EQ(a.calls, 0) << step;
-    }
+    EXPECT_EQ(a.calls(), 0) << step;
   }
   ASSERT_EQ(progress.size(), 3u);
   EXPECT_EQ(progress[2].progress, 3);
   EXPECT_EQ(progress[2].total, 3);
   EXPECT_EQ(progress[2].message, "m");
-  ASSERT_EQ(a.calls, 1);  // 12 s in total
+  // At 12 s the total bound ends the call although the last progress came 1.5 s ago (on this thread or the
+  // timer's, whichever sees the clock first).
+  clock_->advance(std::chrono::milliseconds(1500));
+  client_->check_deadlines();
+  ASSERT_TRUE(a.wait_calls(1));
+  EXPECT_EQ(a.calls(), 1);
   EXPECT_EQ(a.result->error().code(), codes::kMcpCallTimedOut);
 }
 
@@ -203,7 +224,7 @@ TEST_F(JsonRpcClientTest, CancelSendsNotificationsCancelledAndCompletesOnce) {
   const int64_t id = client_->request("tools/call", json::object(), {}, a.done());
   client_->cancel(id, "interrupted");
   client_->cancel(id, "again");
-  ASSERT_EQ(a.calls, 1);
+  ASSERT_EQ(a.calls(), 1);
   EXPECT_EQ(a.result->error().code(), codes::kCancelled);
   EXPECT_EQ(last_sent(), (json{{"jsonrpc", "2.0"},
                                {"method", "notifications/cancelled"},
@@ -216,9 +237,9 @@ TEST_F(JsonRpcClientTest, CloseFailsPendingAndLaterRequests) {
   (void)client_->request("x", json::object(), {}, a.done());
   client_->close(Error(codes::kMcpServerExited, "gone"));
   (void)client_->request("y", json::object(), {}, b.done());
-  ASSERT_EQ(a.calls, 1);
+  ASSERT_EQ(a.calls(), 1);
   EXPECT_EQ(a.result->error().code(), codes::kMcpServerExited);
-  ASSERT_EQ(b.calls, 1);
+  ASSERT_EQ(b.calls(), 1);
   EXPECT_EQ(b.result->error().code(), codes::kMcpServerExited);
   EXPECT_EQ(client_->pending_count(), 0u);
 }
@@ -229,7 +250,7 @@ TEST_F(JsonRpcClientTest, AFailedSendCompletesTheRequestWithItsError) {
   auto client = JsonRpcClient::create(std::move(handlers), clock_);
   Outcome a;
   (void)client->request("x", json::object(), {}, a.done());
-  ASSERT_EQ(a.calls, 1);
+  ASSERT_EQ(a.calls(), 1);
   EXPECT_EQ(a.result->error().code(), codes::kMcpTransportClosed);
   EXPECT_EQ(client->pending_count(), 0u);
 }
