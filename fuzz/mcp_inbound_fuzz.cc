@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
+#include "keel/tool.h"
 #include "mcp/client/jsonrpc_client.h"
 #include "mcp/client/mcp_results.h"
 #include "mcp/host/schema_prep.h"
@@ -22,16 +23,6 @@ namespace {
 
 using keel::fuzz::require;
 using nlohmann::json;
-
-bool provider_safe_name(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (const char c : name) {
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 template <typename T>
 void require_mcp_code(const keel::Result<T>& result, const char* what) {
@@ -72,7 +63,7 @@ void check_tools(const keel::mcp::McpToolPage& page) {
     }
   }
   for (const auto& name : keel::mcp::assign_tool_names("srv", names)) {
-    if (name) require(provider_safe_name(*name), "a keel tool name a provider would refuse");
+    if (name) require(keel::is_valid_tool_name(*name), "a keel tool name a provider would refuse");
   }
 }
 

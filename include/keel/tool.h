@@ -59,6 +59,9 @@ struct ToolBinding {
   std::string auth_identity;  // kMcp: which credential reference authenticates it ("" = none)
 };
 
+// A name a ToolSpec may have, and every model provider takes: [a-zA-Z0-9_-]{1,64}.
+bool is_valid_tool_name(std::string_view name);
+
 struct ToolSpec {
   std::string name;                                      // [a-zA-Z0-9_-]{1,64}, unique in a registry
   std::string label;                                     // for people: "Read file"

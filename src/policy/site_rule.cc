@@ -127,16 +127,6 @@ std::optional<ToolEffects> parse_tool_effects(std::string_view name) {
   return std::nullopt;
 }
 
-bool is_valid_tool_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 std::string_view to_string(RuleLifetime lifetime) {
   switch (lifetime) {
     case RuleLifetime::kUntilRevoked:

@@ -76,8 +76,6 @@ std::string_view to_string(RuleDecision decision);
 std::optional<RuleDecision> parse_rule_decision(std::string_view name);
 // nullopt for a name other than read, write.
 std::optional<ToolEffects> parse_tool_effects(std::string_view name);
-// A name a ToolSpec may have: [a-zA-Z0-9_-]{1,64}.
-bool is_valid_tool_name(std::string_view name);
 
 // How long a rule holds. A rule added with policy.addRule holds until it is removed; a decision remembered
 // from an approval (acceptForSite) holds for the lifetime the person chose: the rest of the turn, the rest

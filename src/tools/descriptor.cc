@@ -11,6 +11,17 @@
 
 namespace keel {
 
+// ^[a-zA-Z0-9_-]{1,64}$, spelled out: names are checked on every registration and a std::regex buys nothing.
+bool is_valid_tool_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (const char c : name) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 std::string_view to_string(ToolLevel level) {
   switch (level) {
     case ToolLevel::kL0:
@@ -79,17 +90,6 @@ std::string_view binding_kind_name(ToolBinding::Kind kind) {
   return kind == ToolBinding::Kind::kMcp ? "mcp" : "local";
 }
 
-// ^[a-zA-Z0-9_-]{1,64}$, spelled out: names are checked on every registration and a std::regex buys nothing.
-bool valid_tool_name(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (const char c : name) {
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 // Parameters must describe an object: providers require it, and arguments arrive as an object. A schema
@@ -155,7 +155,7 @@ ToolProvenance default_provenance(ToolLevel level) {
 }
 
 Result<detail::CompiledToolSpec> compile_checked(const ToolSpec& spec) {
-  if (!valid_tool_name(spec.name)) {
+  if (!is_valid_tool_name(spec.name)) {
     return fail(codes::kInvalidArgument, "tool name must match ^[a-zA-Z0-9_-]{1,64}$");
   }
   if (blank(spec.label)) return fail(codes::kInvalidArgument, "label must not be empty");
